@@ -1,0 +1,77 @@
+/**
+ * The `claude-code:` block. An unattended run must never stop to ask a person,
+ * so permission modes that would prompt are refused here, at validate time,
+ * instead of hanging (or silently denying every tool) mid-run.
+ */
+import { z } from 'zod';
+import { defineBlock } from '../config-block.js';
+
+const PERMISSION_MODES = ['bypassPermissions', 'acceptEdits', 'dontAsk', 'auto', 'default', 'plan'] as const;
+/** Modes in which the CLI waits for a human decision. */
+const INTERACTIVE_MODES: readonly string[] = ['default', 'plan'];
+
+const toolList = z.array(z.string().min(1)).default([]);
+
+export interface ClaudeCodeConfig {
+  permissionMode: (typeof PERMISSION_MODES)[number];
+  model: string | null;
+  fallbackModel: string | null;
+  /** The CLI's own per-invocation turn cap; null = its default. */
+  maxTurns: number | null;
+  maxBudgetUsd: number | null;
+  effort: string | null;
+  allowedTools: string[];
+  disallowedTools: string[];
+  appendSystemPrompt: string | null;
+  sessionPersistence: boolean;
+}
+
+/** Parser of the `claude-code:` block. */
+export const claudeCodeBlock = defineBlock(
+  'claude-code',
+  z.object({
+    permission_mode: z.enum(PERMISSION_MODES).default('bypassPermissions'),
+    model: z.string().min(1).optional(),
+    fallback_model: z.string().min(1).optional(),
+    max_turns: z.number().int().min(1).optional(),
+    max_budget_usd: z.number().positive().optional(),
+    effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional(),
+    allowed_tools: toolList,
+    disallowed_tools: toolList,
+    append_system_prompt: z.string().optional(),
+    session_persistence: z.boolean().default(true),
+  }),
+  (v): ClaudeCodeConfig => ({
+    permissionMode: v.permission_mode,
+    model: v.model ?? null,
+    fallbackModel: v.fallback_model ?? null,
+    maxTurns: v.max_turns ?? null,
+    maxBudgetUsd: v.max_budget_usd ?? null,
+    effort: v.effort ?? null,
+    allowedTools: v.allowed_tools,
+    disallowedTools: v.disallowed_tools,
+    appendSystemPrompt: v.append_system_prompt ?? null,
+    sessionPersistence: v.session_persistence,
+  }),
+  (v) => {
+    const issues = [];
+    if (INTERACTIVE_MODES.includes(v.permission_mode)) {
+      issues.push({
+        severity: 'error' as const,
+        code: 'claude-code.permission_mode.interactive',
+        message: `claude-code.permission_mode "${v.permission_mode}" stops to ask a person; use bypassPermissions, acceptEdits or dontAsk`,
+        path: ['claude-code', 'permission_mode'],
+      });
+    }
+    const both = v.allowed_tools.filter((t) => v.disallowed_tools.includes(t));
+    if (both.length > 0) {
+      issues.push({
+        severity: 'error' as const,
+        code: 'claude-code.tools.overlap',
+        message: `tools both allowed and disallowed: ${both.join(', ')}`,
+        path: ['claude-code', 'disallowed_tools'],
+      });
+    }
+    return issues;
+  },
+);

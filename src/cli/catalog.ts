@@ -1,0 +1,20 @@
+/**
+ * The composition root's view of every adapter kind this build has, handed to the
+ * workflow layer so it can check `tracker.kind`, `agent.kind` and their blocks.
+ */
+import '../agent/kinds.js';
+import '../tracker/kinds.js';
+import { agentKind, agentKindNames } from '../agent/registry.js';
+import { trackerKindNames } from '../tracker/registry.js';
+import { checkTrackerSettings } from '../tracker/validate.js';
+import type { KindCatalog } from '../workflow/kinds.js';
+
+/** The catalog of registered tracker and agent kinds. */
+export function kindCatalog(): KindCatalog {
+  return {
+    trackerKinds: trackerKindNames(),
+    agentKinds: agentKindNames(),
+    checkTracker: checkTrackerSettings,
+    checkAgent: (kind, options) => agentKind(kind)?.validateConfig(options) ?? [],
+  };
+}

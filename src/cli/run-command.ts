@@ -1,0 +1,80 @@
+/**
+ * `orchestrator run --dry-run`: loads the workflow, asks the tracker for its
+ * candidates and prints what one tick would dispatch, and why not for the rest.
+ * Nothing is claimed, written or started.
+ */
+import type { Diagnostic } from '../domain/diagnostic.js';
+import { planDispatch } from '../orchestrator/plan.js';
+import { trackerKind } from '../tracker/registry.js';
+import { loadWorkflow } from '../workflow/load.js';
+import { kindCatalog } from './catalog.js';
+import { formatDiagnostics } from './diagnostics-format.js';
+
+export interface RunOptions {
+  dryRun: boolean;
+  envFile?: string;
+}
+
+/** Runs the command and returns its exit code. */
+export async function runRun(
+  workflowPath: string,
+  options: RunOptions,
+  out: (text: string) => void,
+  err: (text: string) => void,
+): Promise<number> {
+  if (!options.dryRun) {
+    err('orchestrator run: this build can only plan a tick; pass --dry-run\n');
+    return 2;
+  }
+  const loaded = loadWorkflow(workflowPath, {
+    env: process.env,
+    kinds: kindCatalog(),
+    ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
+  });
+  const report = (diagnostics: Diagnostic[]) => {
+    if (diagnostics.length > 0) err(formatDiagnostics('text', workflowPath, diagnostics, process.cwd()));
+  };
+  if (!loaded.ok) {
+    report(loaded.diagnostics);
+    return 1;
+  }
+  report(loaded.workflow.diagnostics);
+  const { config } = loaded.workflow;
+  const create = trackerKind(config.tracker.kind)?.create;
+  if (create === undefined) {
+    err(`orchestrator run: tracker kind "${config.tracker.kind}" can be validated but not run by this build\n`);
+    return 1;
+  }
+  let candidates: Awaited<ReturnType<Awaited<ReturnType<typeof create>>['fetchCandidateIssues']>>;
+  try {
+    candidates = await (await create(config.tracker)).fetchCandidateIssues();
+  } catch (error) {
+    err(`orchestrator run: fetching candidates failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  const rows = planDispatch(
+    candidates,
+    {
+      activeStates: config.tracker.activeStates,
+      terminalStates: config.tracker.terminalStates,
+      busyIds: new Set(),
+      exhaustedIds: new Set(),
+    },
+    {
+      maxConcurrentAgents: config.agent.maxConcurrentAgents,
+      maxConcurrentAgentsByState: config.agent.maxConcurrentAgentsByState,
+    },
+  );
+  const width = Math.max(10, ...rows.map((r) => r.issue.identifier.length));
+  const lines = rows.map((row) => {
+    const head = `${row.issue.identifier.padEnd(width)}  ${row.dispatch ? 'dispatch' : 'skip    '}`;
+    const tail = row.dispatch ? row.issue.title : `${row.reason}: ${row.detail}`;
+    return `${head}  [${row.issue.state}] ${tail}`;
+  });
+  const dispatched = rows.filter((r) => r.dispatch).length;
+  lines.push(
+    `${rows.length} candidates, ${dispatched} would be dispatched to agent "${config.agent.kind}" (max_concurrent_agents ${config.agent.maxConcurrentAgents})`,
+  );
+  out(`${lines.join('\n')}\n`);
+  return 0;
+}

@@ -1,0 +1,28 @@
+/**
+ * `orchestrator validate`: the CI use case. Loads the workflow exactly as the
+ * service would, renders the prompt against a sample issue, and prints every
+ * diagnostic at once.
+ */
+import { loadWorkflow } from '../workflow/load.js';
+import { kindCatalog } from './catalog.js';
+import { formatDiagnostics, type OutputFormat } from './diagnostics-format.js';
+
+export interface ValidateOptions {
+  format: OutputFormat;
+  strict: boolean;
+  envFile?: string;
+}
+
+/** Runs validate and returns the exit code: 0 clean, 1 errors (or warnings under strict). */
+export function runValidate(workflowPath: string, options: ValidateOptions, out: (text: string) => void): number {
+  const result = loadWorkflow(workflowPath, {
+    env: process.env,
+    kinds: kindCatalog(),
+    checkRender: true,
+    ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
+  });
+  const diagnostics = result.ok ? result.workflow.diagnostics : result.diagnostics;
+  out(formatDiagnostics(options.format, workflowPath, diagnostics, process.cwd()));
+  if (!result.ok) return 1;
+  return options.strict && diagnostics.length > 0 ? 1 : 0;
+}

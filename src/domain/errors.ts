@@ -1,0 +1,89 @@
+/**
+ * Error kinds and the one retry table. The orchestrator decides what to do with a
+ * failure by reading the kind here, never by matching message text.
+ */
+
+export const TRACKER_ERROR_KINDS = [
+  'unsupported_tracker_kind',
+  'missing_tracker_api_key',
+  'missing_tracker_project',
+  'tracker_auth_error',
+  'tracker_not_found',
+  'tracker_payload_error',
+  'tracker_transport_error',
+  'tracker_api_error',
+  'tracker_missing_end_cursor',
+] as const;
+export type TrackerErrorKind = (typeof TRACKER_ERROR_KINDS)[number];
+
+export const AGENT_ERROR_KINDS = [
+  'agent_not_found',
+  'invalid_workspace_cwd',
+  'response_timeout',
+  'turn_timeout',
+  'port_exit',
+  'response_error',
+  'turn_failed',
+  'turn_cancelled',
+  'turn_input_required',
+  'credential_unverified',
+  'usage_limit',
+] as const;
+export type AgentErrorKind = (typeof AGENT_ERROR_KINDS)[number];
+
+export type ErrorKind = TrackerErrorKind | AgentErrorKind;
+
+/** How the orchestrator reacts to a failure of a given kind. */
+export type RetryDecision =
+  /** Back off exponentially and try again. */
+  | 'retry'
+  /** Release the claim; trying again cannot help without a human. */
+  | 'release'
+  /** Wait until the reported reset time, then try again. */
+  | 'wait_for_reset';
+
+/** The one retry classification table. */
+export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
+  unsupported_tracker_kind: 'release',
+  missing_tracker_api_key: 'release',
+  missing_tracker_project: 'release',
+  tracker_auth_error: 'release',
+  tracker_not_found: 'release',
+  tracker_payload_error: 'release',
+  tracker_transport_error: 'retry',
+  tracker_api_error: 'retry',
+  tracker_missing_end_cursor: 'retry',
+  agent_not_found: 'release',
+  invalid_workspace_cwd: 'release',
+  response_timeout: 'retry',
+  turn_timeout: 'retry',
+  port_exit: 'retry',
+  response_error: 'retry',
+  turn_failed: 'retry',
+  turn_cancelled: 'release',
+  turn_input_required: 'release',
+  credential_unverified: 'release',
+  usage_limit: 'wait_for_reset',
+};
+
+/** The retry decision for a kind; an unclassified failure is retried. */
+export function retryDecision(kind: ErrorKind | undefined): RetryDecision {
+  return kind === undefined ? 'retry' : RETRY_TABLE[kind];
+}
+
+/** True when the failure may succeed on a later attempt (waiting for a reset counts). */
+export function isRetryable(kind: ErrorKind | undefined): boolean {
+  return retryDecision(kind) !== 'release';
+}
+
+/** A tracker failure as a value: what went wrong, and the kind that decides the retry. */
+export class TrackerError extends Error {
+  override readonly name = 'TrackerError';
+  constructor(
+    readonly kind: TrackerErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`tracker: ${kind}: ${message}`, options);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The tracker contract. Every tracker (file, GitHub, …) implements exactly this,
+ * and the shared conformance suite in internal-contracts/ proves it.
+ */
+import type { Issue, IssueComment } from './issue.js';
+
+/** A state reading for reconciliation: the issue's id, identifier and current state. */
+export interface IssueStateReading {
+  id: string;
+  identifier: string;
+  state: string;
+}
+
+export interface TrackerAdapter {
+  /** Issues in active states, filtered by the tracker's own query; `comments` is null. */
+  fetchCandidateIssues(): Promise<Issue[]>;
+  /** One fully populated issue, comments included ([] when none). Unknown id → tracker_not_found. */
+  fetchIssueById(id: string): Promise<Issue>;
+  /** Issues whose state matches one of `states`, case-insensitively. */
+  fetchIssuesByStates(states: readonly string[]): Promise<Issue[]>;
+  /** Current states of the given ids; ids the tracker no longer has are omitted, not an error. */
+  fetchIssueStatesByIds(ids: readonly string[]): Promise<IssueStateReading[]>;
+  /** Current states of the given identifiers; missing ones are omitted. */
+  fetchIssueStatesByIdentifiers(identifiers: readonly string[]): Promise<IssueStateReading[]>;
+  /** Comments of one issue, oldest first; [] when none. */
+  fetchIssueComments(id: string): Promise<IssueComment[]>;
+  /** Move an issue to `state`; a state outside the configured ones is a tracker_payload_error. */
+  transitionIssue(id: string, state: string): Promise<void>;
+  /** Add a plain-text comment. */
+  commentIssue(id: string, body: string): Promise<void>;
+  /** Add a label (lowercased). */
+  addLabel(id: string, label: string): Promise<void>;
+}
+
+/** The tracker's slice of the workflow config, resolved ($VAR, ~, overrides applied). */
+export interface TrackerSettings {
+  kind: string;
+  /** API base URL; "" = the adapter's default. */
+  endpoint: string;
+  /** Resolved secret; "" when none. */
+  apiKey: string;
+  project: string;
+  queryFilter: string;
+  activeStates: string[];
+  terminalStates: string[];
+  /** null = not configured. */
+  handoffState: string | null;
+  inProgressState: string | null;
+  blockedState: string | null;
+  /** The tracker kind's own pass-through block (`file:`, `github:` …), {} when absent. */
+  options: Record<string, unknown>;
+  /** Directory of WORKFLOW.md; relative paths in options resolve against it. */
+  baseDir: string;
+}

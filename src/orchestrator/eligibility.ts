@@ -1,0 +1,58 @@
+/**
+ * Which issues may be dispatched, in which order, and why the others may not.
+ * Pure policy: the tick, `run --dry-run` and the preview all ask this module, so
+ * the reason an operator reads is the reason the scheduler acted on.
+ */
+import type { Issue } from '../domain/issue.js';
+
+export interface EligibilityInput {
+  activeStates: readonly string[];
+  terminalStates: readonly string[];
+  /** Ids currently running or claimed. */
+  busyIds: ReadonlySet<string>;
+  /** Ids whose budget is spent. */
+  exhaustedIds: ReadonlySet<string>;
+}
+
+export type Ineligibility =
+  | { reason: 'missing_fields'; detail: string }
+  | { reason: 'not_active'; detail: string }
+  | { reason: 'terminal'; detail: string }
+  | { reason: 'busy'; detail: string }
+  | { reason: 'budget_exhausted'; detail: string }
+  | { reason: 'blocked'; detail: string };
+
+/** Why `issue` cannot be dispatched now, or null when it can. */
+export function ineligibility(issue: Issue, input: EligibilityInput): Ineligibility | null {
+  const missing = (['id', 'identifier', 'title', 'state'] as const).filter((k) => issue[k].trim() === '');
+  if (missing.length > 0) return { reason: 'missing_fields', detail: `missing ${missing.join(', ')}` };
+  const state = issue.state.toLowerCase();
+  const terminal = new Set(input.terminalStates.map((s) => s.toLowerCase()));
+  if (terminal.has(state)) return { reason: 'terminal', detail: `state "${issue.state}" is terminal` };
+  const active = input.activeStates.map((s) => s.toLowerCase());
+  if (active.length > 0 && !active.includes(state)) {
+    return { reason: 'not_active', detail: `state "${issue.state}" is not active` };
+  }
+  if (input.busyIds.has(issue.id)) return { reason: 'busy', detail: 'already running or claimed' };
+  if (input.exhaustedIds.has(issue.id)) return { reason: 'budget_exhausted', detail: 'budget spent' };
+  const open = issue.blockedBy.filter((b) => b.state === '' || !terminal.has(b.state.toLowerCase()));
+  if (open.length > 0) {
+    return { reason: 'blocked', detail: `blocked by ${open.map((b) => b.identifier || b.id).join(', ')}` };
+  }
+  return null;
+}
+
+/** Dispatch order: priority ascending (none last), then oldest, then identifier. Stable. */
+export function dispatchOrder(issues: readonly Issue[]): Issue[] {
+  return [...issues].sort((a, b) => {
+    const pa = a.priority ?? Number.POSITIVE_INFINITY;
+    const pb = b.priority ?? Number.POSITIVE_INFINITY;
+    if (pa !== pb) return pa < pb ? -1 : 1;
+    if (a.createdAt !== b.createdAt) {
+      if (a.createdAt === '') return 1;
+      if (b.createdAt === '') return -1;
+      return a.createdAt < b.createdAt ? -1 : 1;
+    }
+    return a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0;
+  });
+}

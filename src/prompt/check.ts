@@ -1,0 +1,66 @@
+/**
+ * What `orchestrator validate` runs on the prompt body. Parsing alone misses unknown variables
+ * (they only fail at render time), so the template is also rendered against a sample issue on a
+ * first turn and on a continuation turn, and every problem is reported with its WORKFLOW.md line.
+ */
+
+import type { Diagnostic } from '../domain/diagnostic.js';
+import { dedupeDiagnostics, type PromptOrigin } from './diagnose.js';
+import { STRICT_CONDITION_ENGINE } from './engine.js';
+import { renderPrompt } from './render.js';
+import { compilePrompt, compileWith } from './template.js';
+import { type PromptVariables, promptVariables, SAMPLE_ISSUE } from './variables.js';
+
+/** Workspace path shown to the template during validation. */
+const SAMPLE_WORKSPACE_PATH = '/var/lib/orchestrator/workspaces/ENG-42';
+
+/** Turn budget shown to the template during validation. */
+const SAMPLE_MAX_TURNS = 20;
+
+/** The turns validation renders: a first run, and a retry's continuation turn. */
+function sampleTurns(): PromptVariables[] {
+  const base = { issue: SAMPLE_ISSUE, maxTurns: SAMPLE_MAX_TURNS, workspacePath: SAMPLE_WORKSPACE_PATH };
+  return [
+    promptVariables({ ...base, attempt: null, turn: 1 }),
+    promptVariables({ ...base, attempt: 1, turn: 2 }),
+  ];
+}
+
+/**
+ * Every diagnostic for a prompt body starting at `origin` (deduplicated); [] when it is clean.
+ * Errors are what fails at run time. Warnings are unknown names that only a condition, `assign`,
+ * `case` or `default` reads: at run time they read as empty, which is almost always a typo.
+ */
+export function checkTemplate(source: string, origin: PromptOrigin): Diagnostic[] {
+  const compiled = compilePrompt(source, origin);
+  if (!compiled.ok) return dedupeDiagnostics(compiled.diagnostics);
+
+  const errors: Diagnostic[] = [];
+  const strictFindings: Diagnostic[] = [];
+  const strict = compileWith(STRICT_CONDITION_ENGINE, source, origin);
+  for (const vars of sampleTurns()) {
+    const rendered = renderPrompt(compiled.template, vars);
+    if (!rendered.ok) errors.push(...rendered.diagnostics);
+    if (strict.ok) {
+      const strictRendered = renderPrompt(strict.template, vars);
+      if (!strictRendered.ok) strictFindings.push(...strictRendered.diagnostics);
+    }
+  }
+
+  const errorKeys = new Set(errors.map(placeKey));
+  const warnings = strictFindings
+    .filter((d) => d.code === 'template.unknown_variable' && !errorKeys.has(placeKey(d)))
+    .map(
+      (d): Diagnostic => ({
+        ...d,
+        severity: 'warning',
+        message: `${d.message} (in a condition, assign or default it reads as empty at run time)`,
+      }),
+    );
+  return dedupeDiagnostics([...errors, ...warnings]);
+}
+
+/** Same problem at the same place, whatever the severity. */
+function placeKey(d: Diagnostic): string {
+  return JSON.stringify([d.code, d.file, d.line, d.column, d.message]);
+}

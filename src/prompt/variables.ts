@@ -1,0 +1,88 @@
+/**
+ * The one place that decides what a prompt template can read. Every name is always present
+ * (`attempt` is null on a first run rather than missing) because strict variables turn a missing
+ * name into an error, and a template must behave the same on every turn.
+ */
+
+import type { Issue } from '../domain/issue.js';
+import { issueTemplateView } from '../domain/issue.js';
+
+/** Everything a prompt template sees, in the snake_case a template author writes. */
+export interface PromptVariables {
+  /** The issue, as `issueTemplateView` maps it. */
+  issue: Record<string, unknown>;
+  /** Retry number; null on a first run (never absent). */
+  attempt: number | null;
+  run: {
+    /** 1-based turn within this run. */
+    turn: number;
+    /** The configured turn budget for the run. */
+    max_turns: number;
+    /** True from the second turn on: the agent already has the first prompt in its context. */
+    is_continuation: boolean;
+  };
+  workspace: {
+    /** Absolute path of the issue's workspace, as the agent sees it. */
+    path: string;
+  };
+}
+
+/** The top-level names a template may read (documented in README). */
+export const PROMPT_VARIABLE_NAMES = ['issue', 'attempt', 'run', 'workspace'] as const;
+
+/** What the caller knows about one turn. */
+export interface PromptVariablesInput {
+  issue: Issue;
+  /** null on a first run. */
+  attempt: number | null;
+  /** 1-based turn number. */
+  turn: number;
+  maxTurns: number;
+  workspacePath: string;
+}
+
+/** Builds the template variables for one turn; called by the worker before each render. */
+export function promptVariables(input: PromptVariablesInput): PromptVariables {
+  return {
+    issue: issueTemplateView(input.issue),
+    attempt: input.attempt,
+    run: { turn: input.turn, max_turns: input.maxTurns, is_continuation: input.turn > 1 },
+    workspace: { path: input.workspacePath },
+  };
+}
+
+/** A realistic issue with every field filled, rendered by `validate` to exercise every branch it can. */
+export const SAMPLE_ISSUE: Issue = {
+  id: 'I_kwDOJ0sample42',
+  identifier: 'ENG-42',
+  displayId: 'acme/api#42',
+  title: 'Retry webhook deliveries that time out',
+  description:
+    'Webhook deliveries that time out are dropped today.\n\n' +
+    'Retry them with exponential backoff (max 5 attempts) and record each attempt.',
+  priority: 2,
+  state: 'In Progress',
+  branchName: 'eng-42-retry-webhook-deliveries',
+  url: 'https://github.com/acme/api/issues/42',
+  labels: ['bug', 'webhooks'],
+  assignee: 'dana',
+  issueType: 'Bug',
+  parent: { id: 'I_kwDOJ0sample40', identifier: 'ENG-40' },
+  comments: [
+    {
+      id: 'IC_sample1',
+      author: 'lee',
+      body: 'The 30 s timeout in the sender is the culprit; see the delivery logs from Tuesday.',
+      createdAt: '2025-03-04T09:15:00Z',
+    },
+    {
+      id: 'IC_sample2',
+      author: 'dana',
+      body: 'Agreed. Keep the payload unchanged so receivers can deduplicate by delivery id.',
+      createdAt: '2025-03-04T11:02:00Z',
+    },
+  ],
+  blockedBy: [{ id: 'I_kwDOJ0sample41', identifier: 'ENG-41', state: 'Done' }],
+  createdAt: '2025-03-03T16:40:00Z',
+  updatedAt: '2025-03-04T11:02:00Z',
+};

@@ -1,0 +1,6 @@
+/**
+ * Every built-in tracker kind, loaded for its registration side effect. Adding a
+ * kind is one line here; nothing else in core code names it.
+ */
+import './file/index.js';
+import './github/index.js';

@@ -1,0 +1,31 @@
+/**
+ * Checks the tracker part of a workflow: the generic requirements a kind declares
+ * (an API key, a project) and then the kind's own rules.
+ */
+import type { ConfigIssue } from '../domain/diagnostic.js';
+import type { TrackerSettings } from '../domain/tracker.js';
+import { trackerKind } from './registry.js';
+
+/** Every issue with the tracker settings of a known kind. */
+export function checkTrackerSettings(settings: TrackerSettings): ConfigIssue[] {
+  const kind = trackerKind(settings.kind);
+  if (kind === undefined) return [];
+  const issues: ConfigIssue[] = [];
+  if (kind.requiresApiKey && settings.apiKey === '') {
+    issues.push({
+      severity: 'error',
+      code: 'tracker.api_key.missing',
+      message: `tracker kind "${settings.kind}" needs tracker.api_key (it may be empty after environment variable expansion)`,
+      path: ['tracker', 'api_key'],
+    });
+  }
+  if (kind.requiresProject && settings.project === '') {
+    issues.push({
+      severity: 'error',
+      code: 'tracker.project.missing',
+      message: `tracker kind "${settings.kind}" needs tracker.project`,
+      path: ['tracker', 'project'],
+    });
+  }
+  return [...issues, ...kind.validateConfig(settings)];
+}

@@ -1,0 +1,285 @@
+/**
+ * The typed service config every other layer reads. Built from the validated
+ * front matter; this is where `$VAR`/`~` are resolved, relative paths anchored to
+ * WORKFLOW.md, and keys that only make sense together are checked together.
+ */
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { ConfigIssue } from '../domain/diagnostic.js';
+import type { TrackerSettings } from '../domain/tracker.js';
+import { type Env, type Expansion, expandAll, expandHome, expandPath, expandTargeted } from './env-vars.js';
+import type { FrontMatter } from './schema.js';
+
+export interface HooksConfig {
+  afterCreate: string | null;
+  beforeRun: string | null;
+  afterRun: string | null;
+  beforeRemove: string | null;
+  timeoutMs: number;
+}
+
+export interface AgentConfig {
+  kind: string;
+  /** null = the kind's default command. */
+  command: string | null;
+  turnTimeoutMs: number;
+  readTimeoutMs: number;
+  /** 0 disables stall detection. */
+  stallTimeoutMs: number;
+  maxConcurrentAgents: number;
+  maxTurns: number;
+  maxRetryBackoffMs: number;
+  /** Lowercased state → cap. */
+  maxConcurrentAgentsByState: Record<string, number>;
+  /** 0 = unlimited. */
+  maxSessions: number;
+  /** Per issue; 0 = unlimited. */
+  maxTokens: number;
+  /** Per issue, in USD; 0 = unlimited. */
+  maxCostUsd: number;
+}
+
+export interface TokenRates {
+  inputPerMtok: number;
+  outputPerMtok: number;
+  cacheReadPerMtok: number;
+  cacheWritePerMtok: number;
+}
+
+export interface ServiceConfig {
+  workflowPath: string;
+  tracker: TrackerSettings & {
+    comments: { onDispatch: boolean; onCompletion: boolean; onFailure: boolean; onBlocked: boolean };
+  };
+  pollingIntervalMs: number;
+  workspaceRoot: string;
+  hooks: HooksConfig;
+  agent: AgentConfig;
+  /** The agent kind's own pass-through block, {} when absent. */
+  agentOptions: Record<string, unknown>;
+  dbPath: string;
+  server: { port: number; host: string };
+  logging: { level: 'debug' | 'info' | 'warn' | 'error'; format: 'auto' | 'json' | 'pretty' };
+  worker: {
+    sshHosts: string[];
+    maxConcurrentAgentsPerHost: number;
+    sshStrictHostKeyChecking: 'accept-new' | 'yes' | 'no';
+  };
+  /** Agent kind → rates in USD per million tokens. */
+  tokenRates: Record<string, TokenRates>;
+  selfReview: FrontMatter['self_review'];
+  reactions: FrontMatter['reactions'];
+}
+
+export interface BuildContext {
+  workflowPath: string;
+  env: Env;
+  /** Dotted paths set by ORCHESTRATOR_* overrides: no `$` expansion for those. */
+  overridden: ReadonlySet<string>;
+  home?: string;
+  tmpdir?: string;
+}
+
+/** Builds the typed config and reports every cross-field problem at once. */
+export function buildServiceConfig(fm: FrontMatter, ctx: BuildContext): { config: ServiceConfig; issues: ConfigIssue[] } {
+  const issues: ConfigIssue[] = [];
+  const home = ctx.home ?? os.homedir();
+  const baseDir = path.dirname(ctx.workflowPath);
+
+  const resolve = (value: string, at: string[], how: (v: string, env: Env) => Expansion, required = false): string => {
+    if (ctx.overridden.has(at.join('.'))) return value;
+    const result = how(value, ctx.env);
+    if (!result.ok) {
+      issues.push({ severity: 'error', code: `${at.join('.')}.bad_reference`, message: result.message, path: at });
+      return '';
+    }
+    if (required && result.names.length > 0 && result.value.trim() === '') {
+      issues.push({
+        severity: 'error',
+        code: `${at.join('.')}.empty`,
+        message: `${at.join('.')} resolved to empty (check environment variable ${result.names.join(', ')})`,
+        path: at,
+      });
+    }
+    return result.value;
+  };
+
+  const t = fm.tracker;
+  const optionalState = (value: string | undefined, key: string): string | null => {
+    if (value === undefined) return null;
+    const at = ['tracker', key];
+    if (value.trim() === '') {
+      issues.push({ severity: 'error', code: `tracker.${key}.empty`, message: `tracker.${key} must not be empty`, path: at });
+      return null;
+    }
+    const resolved = resolve(value, at, expandTargeted, true).trim();
+    return resolved === '' ? null : resolved;
+  };
+
+  const trackerKind = t.kind?.trim() ?? '';
+  const tracker: ServiceConfig['tracker'] = {
+    kind: trackerKind,
+    endpoint: resolve(t.endpoint, ['tracker', 'endpoint'], expandTargeted).trim(),
+    apiKey: resolve(t.api_key, ['tracker', 'api_key'], expandAll, true).trim(),
+    project: resolve(t.project, ['tracker', 'project'], expandTargeted, true).trim(),
+    queryFilter: resolve(t.query_filter, ['tracker', 'query_filter'], expandTargeted).trim(),
+    activeStates: t.active_states,
+    terminalStates: t.terminal_states,
+    handoffState: optionalState(t.handoff_state, 'handoff_state'),
+    inProgressState: optionalState(t.in_progress_state, 'in_progress_state'),
+    blockedState: optionalState(t.blocked_state, 'blocked_state'),
+    options: recordAt(fm, trackerKind),
+    baseDir,
+    comments: {
+      onDispatch: t.comments.on_dispatch,
+      onCompletion: t.comments.on_completion,
+      onFailure: t.comments.on_failure,
+      onBlocked: t.comments.on_blocked,
+    },
+  };
+  issues.push(...stateRules(tracker, trackerKind === ''));
+
+  const pathValue = (raw: string | undefined, at: string[], fallback: string): string => {
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const expanded = ctx.overridden.has(at.join('.'))
+      ? expandHome(raw.trim(), home)
+      : resolve(raw.trim(), at, (v, env) => expandPath(v, env, home), true);
+    if (expanded === '') return fallback;
+    return path.resolve(baseDir, expanded);
+  };
+
+  const agentKind = fm.agent.kind.trim();
+  const config: ServiceConfig = {
+    workflowPath: ctx.workflowPath,
+    tracker,
+    pollingIntervalMs: fm.polling.interval_ms,
+    workspaceRoot: pathValue(fm.workspace.root, ['workspace', 'root'], path.join(ctx.tmpdir ?? os.tmpdir(), 'orchestrator_workspaces')),
+    hooks: {
+      afterCreate: fm.hooks.after_create ?? null,
+      beforeRun: fm.hooks.before_run ?? null,
+      afterRun: fm.hooks.after_run ?? null,
+      beforeRemove: fm.hooks.before_remove ?? null,
+      timeoutMs: fm.hooks.timeout_ms,
+    },
+    agent: {
+      kind: agentKind,
+      command: fm.agent.command?.trim() ? fm.agent.command.trim() : null,
+      turnTimeoutMs: fm.agent.turn_timeout_ms,
+      readTimeoutMs: fm.agent.read_timeout_ms,
+      stallTimeoutMs: fm.agent.stall_timeout_ms,
+      maxConcurrentAgents: fm.agent.max_concurrent_agents,
+      maxTurns: fm.agent.max_turns,
+      maxRetryBackoffMs: fm.agent.max_retry_backoff_ms,
+      maxConcurrentAgentsByState: Object.fromEntries(
+        Object.entries(fm.agent.max_concurrent_agents_by_state).map(([k, v]) => [k.trim().toLowerCase(), v]),
+      ),
+      maxSessions: fm.agent.max_sessions,
+      maxTokens: fm.agent.max_tokens,
+      maxCostUsd: fm.agent.max_cost_usd,
+    },
+    agentOptions: recordAt(fm, agentKind),
+    dbPath: pathValue(fm.db_path, ['db_path'], path.join(baseDir, '.orchestrator.db')),
+    server: { port: fm.server.port, host: fm.server.host.trim() },
+    logging: fm.logging,
+    worker: {
+      sshHosts: fm.worker.ssh_hosts,
+      maxConcurrentAgentsPerHost: fm.worker.max_concurrent_agents_per_host,
+      sshStrictHostKeyChecking: fm.worker.ssh_strict_host_key_checking,
+    },
+    tokenRates: Object.fromEntries(
+      Object.entries(fm.token_rates).map(([kind, r]) => [
+        kind,
+        {
+          inputPerMtok: r.input_per_mtok,
+          outputPerMtok: r.output_per_mtok,
+          cacheReadPerMtok: r.cache_read_per_mtok,
+          cacheWritePerMtok: r.cache_write_per_mtok,
+        },
+      ]),
+    ),
+    selfReview: fm.self_review,
+    reactions: fm.reactions,
+  };
+  issues.push(...otherRules(fm, config));
+  return { config, issues };
+}
+
+function recordAt(fm: FrontMatter, key: string): Record<string, unknown> {
+  if (key === '') return {};
+  const value = (fm as Record<string, unknown>)[key];
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+}
+
+function lowerSet(states: readonly string[]): Set<string> {
+  return new Set(states.map((s) => s.toLowerCase()));
+}
+
+/** The rules that keep the state machine sane: no state both active and terminal, and so on. */
+function stateRules(t: ServiceConfig['tracker'], kindMissing: boolean): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (kindMissing) {
+    issues.push({ severity: 'error', code: 'tracker.kind.missing', message: 'tracker.kind is required (for example "file" or "github")', path: ['tracker', 'kind'] });
+  }
+  const active = lowerSet(t.activeStates);
+  const terminal = lowerSet(t.terminalStates);
+  if (active.size === 0 && terminal.size === 0) {
+    issues.push({ severity: 'error', code: 'tracker.states.empty', message: 'set tracker.active_states or tracker.terminal_states (both are empty)', path: ['tracker', 'active_states'] });
+  }
+  const overlap = [...active].filter((s) => terminal.has(s));
+  if (overlap.length > 0) {
+    issues.push({ severity: 'error', code: 'tracker.states.overlap', message: `states both active and terminal: ${overlap.join(', ')}`, path: ['tracker', 'terminal_states'] });
+  }
+  const dupes = (list: string[], key: string) => {
+    const seen = new Set<string>();
+    list.forEach((s, i) => {
+      if (seen.has(s.toLowerCase())) issues.push({ severity: 'warning', code: `tracker.${key}.duplicate`, message: `state "${s}" is listed twice`, path: ['tracker', key, i] });
+      seen.add(s.toLowerCase());
+    });
+  };
+  dupes(t.activeStates, 'active_states');
+  dupes(t.terminalStates, 'terminal_states');
+  const handoff = t.handoffState?.toLowerCase();
+  if (handoff !== undefined && (active.has(handoff) || terminal.has(handoff))) {
+    issues.push({ severity: 'error', code: 'tracker.handoff_state.collision', message: `tracker.handoff_state "${t.handoffState}" must be neither an active nor a terminal state`, path: ['tracker', 'handoff_state'] });
+  }
+  const inProgress = t.inProgressState?.toLowerCase();
+  if (inProgress !== undefined) {
+    if (!active.has(inProgress)) {
+      issues.push({ severity: 'error', code: 'tracker.in_progress_state.not_active', message: `tracker.in_progress_state "${t.inProgressState}" must be one of tracker.active_states`, path: ['tracker', 'in_progress_state'] });
+    }
+    if (terminal.has(inProgress) || inProgress === handoff) {
+      issues.push({ severity: 'error', code: 'tracker.in_progress_state.collision', message: `tracker.in_progress_state "${t.inProgressState}" collides with a terminal or handoff state`, path: ['tracker', 'in_progress_state'] });
+    }
+  }
+  const blocked = t.blockedState?.toLowerCase();
+  if (blocked !== undefined && active.has(blocked)) {
+    issues.push({ severity: 'error', code: 'tracker.blocked_state.collision', message: `tracker.blocked_state "${t.blockedState}" is an active state, so a blocked issue would be dispatched again`, path: ['tracker', 'blocked_state'] });
+  }
+  if (blocked !== undefined && terminal.has(blocked)) {
+    issues.push({ severity: 'warning', code: 'tracker.blocked_state.terminal', message: `tracker.blocked_state "${t.blockedState}" is terminal: a blocked issue's workspace will be cleaned`, path: ['tracker', 'blocked_state'] });
+  }
+  return issues;
+}
+
+function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (net.isIP(config.server.host) === 0) {
+    issues.push({ severity: 'error', code: 'server.host.invalid', message: `server.host must be an IP address, got "${config.server.host}"`, path: ['server', 'host'] });
+  }
+  if (fm.self_review.enabled && (fm.self_review.verification_commands ?? []).length === 0) {
+    issues.push({ severity: 'error', code: 'self_review.verification_commands.missing', message: 'self_review.enabled needs at least one verification command', path: ['self_review', 'verification_commands'] });
+  }
+  if (config.worker.maxConcurrentAgentsPerHost > 0 && config.worker.sshHosts.length === 0) {
+    issues.push({ severity: 'warning', code: 'worker.max_concurrent_agents_per_host.unused', message: 'worker.max_concurrent_agents_per_host has no effect without worker.ssh_hosts', path: ['worker', 'max_concurrent_agents_per_host'] });
+  }
+  if (fm.ci_feedback !== undefined) {
+    issues.push({
+      severity: 'warning',
+      code: 'ci_feedback.deprecated',
+      message: fm.reactions.ci_failure !== undefined ? 'ci_feedback is ignored because reactions.ci_failure is set' : 'ci_feedback is deprecated: use reactions.ci_failure',
+      path: ['ci_feedback'],
+    });
+  }
+  return issues;
+}

@@ -1,0 +1,16 @@
+/**
+ * What the workflow layer needs to know about adapter kinds without importing
+ * them: the composition root hands a catalog in, so validation of `tracker.kind`,
+ * `agent.kind` and their pass-through blocks uses the kinds' own parsers.
+ */
+import type { ConfigIssue } from '../domain/diagnostic.js';
+import type { TrackerSettings } from '../domain/tracker.js';
+
+export interface KindCatalog {
+  trackerKinds: readonly string[];
+  agentKinds: readonly string[];
+  /** Checks a known tracker kind's settings and block; paths are front-matter paths. */
+  checkTracker(settings: TrackerSettings): ConfigIssue[];
+  /** Checks a known agent kind's pass-through block (`<kind>:`). */
+  checkAgent(kind: string, options: Record<string, unknown>): ConfigIssue[];
+}

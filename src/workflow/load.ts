@@ -1,0 +1,273 @@
+/**
+ * Loads WORKFLOW.md into a typed config and a compiled prompt, or a list of
+ * diagnostics. It never throws on bad input: every problem becomes a coded
+ * diagnostic with the line and column of the ORIGINAL file, so `validate` can
+ * print it like a compiler and a failed reload can keep the last good config.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Document, LineCounter, parseDocument, YAMLParseError, type YAMLWarning } from 'yaml';
+import type { ConfigIssue, Diagnostic } from '../domain/diagnostic.js';
+import { checkTemplate } from '../prompt/check.js';
+import { compilePrompt, type PromptTemplate } from '../prompt/template.js';
+import { buildServiceConfig, type ServiceConfig } from './config.js';
+import { parseDotenv } from './dotenv.js';
+import type { Env } from './env-vars.js';
+import { applyEnvOverrides } from './env-overrides.js';
+import { normaliseText, type Origin, splitFrontMatter } from './front-matter.js';
+import type { KindCatalog } from './kinds.js';
+import { locate, locateKey, toPosition } from './positions.js';
+import { type FrontMatter, frontMatterSchema, knownKeys } from './schema.js';
+import { closest } from './suggest.js';
+import { schemaIssue } from './zod-issues.js';
+
+export interface Workflow {
+  config: ServiceConfig;
+  template: PromptTemplate;
+  /** The prompt body as written (trimmed), and where it starts in the file. */
+  promptSource: string;
+  promptOrigin: Origin;
+  /** Warnings; a loaded workflow has no errors. */
+  diagnostics: Diagnostic[];
+}
+
+export type LoadResult = { ok: true; workflow: Workflow } | { ok: false; diagnostics: Diagnostic[] };
+
+export interface LoadOptions {
+  /** Process environment used for `$VAR` and ORCHESTRATOR_* overrides. */
+  env: Env;
+  /** Adapter kinds known to this build; without it kinds are not checked. */
+  kinds?: KindCatalog;
+  /** Explicit `.env` path (from `--env-file`); otherwise ORCHESTRATOR_ENV_FILE, otherwise none. */
+  envFile?: string;
+  /** Render the template against a sample issue (validate does; a reload need not). */
+  checkRender?: boolean;
+  /** File text, when already read (tests, fuzzing). */
+  text?: string | Uint8Array;
+}
+
+/** Loads and validates a workflow file. Never throws. */
+export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadResult {
+  const file = path.resolve(workflowPath);
+  const diagnostics: Diagnostic[] = [];
+  const fail = (): LoadResult => ({ ok: false, diagnostics: sortDiagnostics(diagnostics) });
+
+  let raw: string;
+  try {
+    const source = options.text ?? readFileSync(file);
+    raw = typeof source === 'string' ? source : new TextDecoder('utf-8').decode(source);
+  } catch (error) {
+    diagnostics.push(fileError(file, 'workflow.not_found', `cannot read workflow file: ${describeError(error)}`));
+    return fail();
+  }
+
+  const env = loadEnv(options, diagnostics);
+  const split = splitFrontMatter(normaliseText(raw));
+  if (split.unclosed) {
+    diagnostics.push({ ...at(file, 1, 1), severity: 'error', code: 'workflow.front_matter.unclosed', message: 'front matter opened with "---" is never closed: add a "---" line after the YAML' });
+    return fail();
+  }
+
+  const lineCounter = new LineCounter();
+  let doc: Document | null = null;
+  let data: unknown = {};
+  if (split.yaml !== null) {
+    doc = parseDocument(split.yaml, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
+    for (const e of doc.errors) diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, e, 'error'));
+    for (const w of doc.warnings) diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, w, 'warning'));
+    if (doc.errors.length > 0) return fail();
+    try {
+      data = doc.toJS({ maxAliasCount: 100 }) ?? {};
+    } catch (error) {
+      diagnostics.push({ ...at(file, split.yamlOrigin.line, 1), severity: 'error', code: 'workflow.yaml_syntax', message: describeError(error) });
+      return fail();
+    }
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    diagnostics.push({ ...at(file, split.yamlOrigin.line, 1), severity: 'error', code: 'workflow.front_matter.not_map', message: 'front matter must be a YAML map of keys (tracker:, agent:, …)' });
+    return fail();
+  }
+  const rawMap = data as Record<string, unknown>;
+  const place = (issue: ConfigIssue): Diagnostic => {
+    const pos = doc && issue.path.length > 0 ? locate(doc, lineCounter, split.yamlOrigin, issue.path) : null;
+    return {
+      severity: issue.severity,
+      code: issue.code,
+      message: issue.message,
+      file,
+      line: pos?.line ?? null,
+      column: pos?.column ?? null,
+      ...(issue.path.length > 0 ? { path: issue.path.join('.') } : {}),
+    };
+  };
+
+  const overrides = applyEnvOverrides(rawMap, env);
+  diagnostics.push(...overrides.issues.map((i) => ({ ...place(i), line: null, column: null })));
+
+  if (doc) {
+    diagnostics.push(
+      ...unknownKeyWarnings(rawMap, options.kinds).map((i) => {
+        const pos = locateKey(doc, lineCounter, split.yamlOrigin, i.path as string[]);
+        return { ...place(i), line: pos?.line ?? null, column: pos?.column ?? null };
+      }),
+    );
+  }
+  const parsed = parseLeniently(rawMap);
+  diagnostics.push(...parsed.issues.map(place));
+  if (parsed.data === null) return fail();
+
+  const built = buildServiceConfig(parsed.data, { workflowPath: file, env, overridden: overrides.overridden });
+  diagnostics.push(...built.issues.map(place));
+  if (options.kinds) diagnostics.push(...kindIssues(built.config, options.kinds).map(place));
+
+  if (split.body === '') {
+    diagnostics.push({ ...at(file, split.bodyOrigin.line, 1), severity: 'error', code: 'workflow.prompt.empty', message: 'the prompt template (the text after the front matter) is empty' });
+  }
+  const compiled = compilePrompt(split.body, { file, ...split.bodyOrigin });
+  if (!compiled.ok) diagnostics.push(...compiled.diagnostics);
+  else if (options.checkRender === true) diagnostics.push(...checkTemplate(split.body, { file, ...split.bodyOrigin }));
+
+  if (diagnostics.some((d) => d.severity === 'error') || !compiled.ok) return fail();
+  return {
+    ok: true,
+    workflow: {
+      config: built.config,
+      template: compiled.template,
+      promptSource: split.body,
+      promptOrigin: split.bodyOrigin,
+      diagnostics: sortDiagnostics(diagnostics),
+    },
+  };
+}
+
+/**
+ * Parses the front matter; a key that fails the schema is reported and then
+ * dropped (its default applies) so the remaining checks still run and the
+ * operator sees every problem in one pass.
+ */
+function parseLeniently(raw: Record<string, unknown>): { data: FrontMatter | null; issues: ConfigIssue[] } {
+  const issues: ConfigIssue[] = [];
+  let current: Record<string, unknown> = structuredClone(raw);
+  for (let round = 0; round < 20; round++) {
+    const parsed = frontMatterSchema.safeParse(current);
+    if (parsed.success) return { data: parsed.data, issues };
+    for (const issue of parsed.error.issues) {
+      const converted = schemaIssue(issue, current);
+      if (!issues.some((i) => i.code === converted.code && i.path.join('.') === converted.path.join('.'))) issues.push(converted);
+      current = withoutPath(current, converted.path);
+    }
+  }
+  return { data: null, issues };
+}
+
+function withoutPath(raw: Record<string, unknown>, keyPath: readonly (string | number)[]): Record<string, unknown> {
+  if (keyPath.length === 0) return {};
+  const copy = structuredClone(raw);
+  let node: unknown = copy;
+  for (const key of keyPath.slice(0, -1)) {
+    if (node === null || typeof node !== 'object') return copy;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  if (node !== null && typeof node === 'object') {
+    const last = keyPath[keyPath.length - 1] as string | number;
+    if (Array.isArray(node)) node.splice(Number(last), 1);
+    else delete (node as Record<string | number, unknown>)[last];
+  }
+  return copy;
+}
+
+/** Reads the opt-in `.env` file and layers the real environment over it. */
+function loadEnv(options: LoadOptions, diagnostics: Diagnostic[]): Env {
+  const envFile = options.envFile ?? options.env.ORCHESTRATOR_ENV_FILE;
+  if (envFile === undefined || envFile.trim() === '') return options.env;
+  const envPath = path.resolve(envFile);
+  let text: string;
+  try {
+    text = readFileSync(envPath, 'utf8');
+  } catch (error) {
+    diagnostics.push(fileError(envPath, 'env_file.not_found', `cannot read env file: ${describeError(error)}`));
+    return options.env;
+  }
+  const parsed = parseDotenv(text, envPath);
+  diagnostics.push(...parsed.diagnostics);
+  const real = Object.fromEntries(Object.entries(options.env).filter(([, v]) => v !== undefined && v !== ''));
+  return { ...parsed.vars, ...real };
+}
+
+function kindIssues(config: ServiceConfig, kinds: KindCatalog): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const t = config.tracker.kind;
+  if (t !== '' && !kinds.trackerKinds.includes(t)) {
+    const hint = closest(t, kinds.trackerKinds);
+    issues.push({ severity: 'error', code: 'tracker.kind.unknown', message: `unknown tracker kind "${t}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${kinds.trackerKinds.join(', ')}`, path: ['tracker', 'kind'] });
+  } else if (t !== '') {
+    issues.push(...kinds.checkTracker(config.tracker));
+  }
+  const a = config.agent.kind;
+  if (!kinds.agentKinds.includes(a)) {
+    const hint = closest(a, kinds.agentKinds);
+    issues.push({ severity: 'error', code: 'agent.kind.unknown', message: `unknown agent kind "${a}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${kinds.agentKinds.join(', ')}`, path: ['agent', 'kind'] });
+  } else {
+    issues.push(...kinds.checkAgent(a, config.agentOptions));
+  }
+  for (const kind of Object.keys(config.tokenRates)) {
+    if (!kinds.agentKinds.includes(kind)) {
+      issues.push({ severity: 'warning', code: 'token_rates.unknown_kind', message: `token_rates.${kind} names no known agent kind`, path: ['token_rates', kind] });
+    }
+  }
+  return issues;
+}
+
+/** Walks the raw map against the schema's known keys; unknown ones become warnings with a suggestion. */
+function unknownKeyWarnings(raw: Record<string, unknown>, kinds: KindCatalog | undefined): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const blocks = kinds ? [...kinds.trackerKinds, ...kinds.agentKinds] : null;
+  const walk = (node: Record<string, unknown>, at: string[]) => {
+    const known = knownKeys(at);
+    if (known === null) return;
+    const allowed = at.length === 0 ? [...known, ...(blocks ?? [])] : known;
+    for (const [key, value] of Object.entries(node)) {
+      if (!allowed.includes(key)) {
+        if (at.length === 0 && blocks === null) continue;
+        const hint = closest(key, allowed);
+        const where = [...at, key].join('.');
+        issues.push({ severity: 'warning', code: 'config.unknown_key', message: `unknown key "${where}"${hint ? ` (did you mean "${[...at, hint].join('.')}"?)` : ''}`, path: [...at, key] });
+      } else if (value !== null && typeof value === 'object' && !Array.isArray(value) && known.includes(key)) {
+        walk(value as Record<string, unknown>, [...at, key]);
+      }
+    }
+  };
+  walk(raw, []);
+  return issues;
+}
+
+function yamlDiagnostic(
+  file: string,
+  lineCounter: LineCounter,
+  origin: Origin,
+  e: YAMLParseError | YAMLWarning,
+  severity: 'error' | 'warning',
+): Diagnostic {
+  const pos = toPosition(lineCounter, origin, e.pos[0]);
+  const firstLine = e.message.split('\n')[0] ?? e.message;
+  const code = e.code === 'DUPLICATE_KEY' ? 'workflow.yaml_duplicate_key' : severity === 'error' ? 'workflow.yaml_syntax' : 'workflow.yaml_warning';
+  return { severity, code, message: firstLine.replace(/ at line \d+, column \d+:?$/, ''), file, line: pos.line, column: pos.column };
+}
+
+function at(file: string, line: number, column: number): Pick<Diagnostic, 'file' | 'line' | 'column'> {
+  return { file, line, column };
+}
+
+function fileError(file: string, code: string, message: string): Diagnostic {
+  return { severity: 'error', code, message, file, line: null, column: null };
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no such file` : error.message.split('\n')[0] ?? '';
+  return String(error);
+}
+
+/** Orders diagnostics by line so the output reads top to bottom like a compiler's. */
+export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
+  return [...list].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+}
