@@ -243,7 +243,11 @@ export function describeTrackerConformance(name: string, harness: TrackerHarness
         expect(await tracker.fetchIssueComments('id-1')).toEqual([]);
         const comments = await tracker.fetchIssueComments('id-2');
         expect(comments.map((c) => c.body)).toEqual(['first comment', 'second comment']);
-        expect(comments[0]).toMatchObject({ id: 'cm-1', author: 'alice', createdAt: '2024-01-01T00:00:00.000Z' });
+        expect(comments[0]).toMatchObject({
+          id: 'cm-1',
+          author: 'alice',
+          createdAt: '2024-01-01T00:00:00.000Z',
+        });
       });
     });
 

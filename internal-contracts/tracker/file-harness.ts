@@ -51,7 +51,10 @@ export function fileTrackerHarness(format: FileHarnessFormat): TrackerHarness {
       const name = format === 'json' ? 'issues.json' : 'issues.yaml';
       const path = join(dir, name);
       const raw = seed.issues.map(toRaw);
-      await writeFile(path, format === 'json' ? `${JSON.stringify(raw, null, 2)}\n` : stringify({ issues: raw }));
+      await writeFile(
+        path,
+        format === 'json' ? `${JSON.stringify(raw, null, 2)}\n` : stringify({ issues: raw }),
+      );
       const settings: TrackerSettings = {
         kind: 'file',
         endpoint: '',
@@ -67,7 +70,7 @@ export function fileTrackerHarness(format: FileHarnessFormat): TrackerHarness {
         baseDir: dir,
       };
       const kind = trackerKind('file');
-      if (kind === undefined) throw new Error('file tracker kind is not registered');
+      if (kind?.create === undefined) throw new Error('file tracker kind is not registered with create');
       const tracker = await kind.create(settings);
       return {
         tracker,

@@ -7,7 +7,9 @@ import type { z } from 'zod';
 import type { ConfigIssue } from '../domain/diagnostic.js';
 import { parseBlock, unknownKeyIssues } from '../workflow/zod-issues.js';
 
-export type BlockResult<C> = { ok: true; config: C; warnings: ConfigIssue[] } | { ok: false; issues: ConfigIssue[] };
+export type BlockResult<C> =
+  | { ok: true; config: C; warnings: ConfigIssue[] }
+  | { ok: false; issues: ConfigIssue[] };
 
 export interface ConfigBlock<C> {
   /** Parses the block; paths in issues start with the block name. */
@@ -27,7 +29,10 @@ export function defineBlock<S extends z.ZodObject, C>(
     const parsed = parseBlock(schema, raw, [name]);
     if (!parsed.ok) return parsed;
     const extra = refine?.(parsed.value) ?? [];
-    const warnings = [...unknownKeyIssues(raw, Object.keys(schema.shape), [name]), ...extra.filter((i) => i.severity === 'warning')];
+    const warnings = [
+      ...unknownKeyIssues(raw, Object.keys(schema.shape), [name]),
+      ...extra.filter((i) => i.severity === 'warning'),
+    ];
     const errors = extra.filter((i) => i.severity === 'error');
     if (errors.length > 0) return { ok: false, issues: [...errors, ...warnings] };
     return { ok: true, config: toConfig(parsed.value), warnings };

@@ -14,7 +14,9 @@ export const EXIT_USAGE = 2;
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(
+      readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
+    ) as { version?: string };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';
@@ -22,7 +24,11 @@ function packageVersion(): string {
 }
 
 /** Builds the program; `exit` receives the exit code of whichever command ran. */
-export function buildProgram(io: { out: (t: string) => void; err: (t: string) => void; exit: (code: number) => void }): Command {
+export function buildProgram(io: {
+  out: (t: string) => void;
+  err: (t: string) => void;
+  exit: (code: number) => void;
+}): Command {
   const program = new Command('orchestrator')
     .description('Runs coding-agent CLIs on tracker issues, driven by one WORKFLOW.md')
     .version(packageVersion(), '-V, --version')
@@ -37,10 +43,12 @@ export function buildProgram(io: { out: (t: string) => void; err: (t: string) =>
     .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('text'))
     .option('--strict', 'treat warnings as errors', false)
     .option('--env-file <path>', 'read variables from this .env file')
-    .action(async (workflowPath: string, opts: { format: OutputFormat; strict: boolean; envFile?: string }) => {
-      const { runValidate } = await import('./validate-command.js');
-      io.exit(runValidate(workflowPath, opts, io.out));
-    });
+    .action(
+      async (workflowPath: string, opts: { format: OutputFormat; strict: boolean; envFile?: string }) => {
+        const { runValidate } = await import('./validate-command.js');
+        io.exit(runValidate(workflowPath, opts, io.out));
+      },
+    );
 
   program
     .command('run')

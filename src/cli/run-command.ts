@@ -42,14 +42,18 @@ export async function runRun(
   const { config } = loaded.workflow;
   const create = trackerKind(config.tracker.kind)?.create;
   if (create === undefined) {
-    err(`orchestrator run: tracker kind "${config.tracker.kind}" can be validated but not run by this build\n`);
+    err(
+      `orchestrator run: tracker kind "${config.tracker.kind}" can be validated but not run by this build\n`,
+    );
     return 1;
   }
   let candidates: Awaited<ReturnType<Awaited<ReturnType<typeof create>>['fetchCandidateIssues']>>;
   try {
     candidates = await (await create(config.tracker)).fetchCandidateIssues();
   } catch (error) {
-    err(`orchestrator run: fetching candidates failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    err(
+      `orchestrator run: fetching candidates failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     return 1;
   }
   const rows = planDispatch(

@@ -14,7 +14,11 @@ export interface ValidateOptions {
 }
 
 /** Runs validate and returns the exit code: 0 clean, 1 errors (or warnings under strict). */
-export function runValidate(workflowPath: string, options: ValidateOptions, out: (text: string) => void): number {
+export function runValidate(
+  workflowPath: string,
+  options: ValidateOptions,
+  out: (text: string) => void,
+): number {
   const result = loadWorkflow(workflowPath, {
     env: process.env,
     kinds: kindCatalog(),

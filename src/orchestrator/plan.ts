@@ -19,19 +19,36 @@ export type PlanRow =
   | { issue: Issue; dispatch: false; reason: string; detail: string };
 
 /** Orders candidates and decides each one against eligibility and free slots. */
-export function planDispatch(candidates: readonly Issue[], eligibility: EligibilityInput, limits: SlotLimits): PlanRow[] {
+export function planDispatch(
+  candidates: readonly Issue[],
+  eligibility: EligibilityInput,
+  limits: SlotLimits,
+): PlanRow[] {
   const running = { ...(limits.runningByState ?? {}) };
-  let globalFree = Math.max(limits.maxConcurrentAgents - Object.values(running).reduce((a, b) => a + b, 0), 0);
+  let globalFree = Math.max(
+    limits.maxConcurrentAgents - Object.values(running).reduce((a, b) => a + b, 0),
+    0,
+  );
   return dispatchOrder(candidates).map((issue): PlanRow => {
     const blocked = ineligibility(issue, eligibility);
     if (blocked !== null) return { issue, dispatch: false, reason: blocked.reason, detail: blocked.detail };
     if (globalFree === 0) {
-      return { issue, dispatch: false, reason: 'no_slot', detail: `all ${limits.maxConcurrentAgents} agent slots in use` };
+      return {
+        issue,
+        dispatch: false,
+        reason: 'no_slot',
+        detail: `all ${limits.maxConcurrentAgents} agent slots in use`,
+      };
     }
     const state = issue.state.toLowerCase();
     const cap = limits.maxConcurrentAgentsByState[state];
     if (cap !== undefined && (running[state] ?? 0) >= cap) {
-      return { issue, dispatch: false, reason: 'no_state_slot', detail: `state "${issue.state}" is at its limit of ${cap}` };
+      return {
+        issue,
+        dispatch: false,
+        reason: 'no_state_slot',
+        detail: `state "${issue.state}" is at its limit of ${cap}`,
+      };
     }
     running[state] = (running[state] ?? 0) + 1;
     globalFree -= 1;

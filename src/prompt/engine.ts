@@ -22,6 +22,8 @@ const BASE_OPTIONS: LiquidOptions = {
   templates: {},
   renderLimit: PROMPT_RENDER_LIMIT_MS,
   memoryLimit: PROMPT_MEMORY_LIMIT_UNITS,
+  // A fixed locale keeps renders identical across machines and skips loading Intl at start-up.
+  locale: 'en-US',
 };
 
 /**

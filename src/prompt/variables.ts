@@ -63,7 +63,7 @@ export const SAMPLE_ISSUE: Issue = {
   priority: 2,
   state: 'In Progress',
   branchName: 'eng-42-retry-webhook-deliveries',
-  url: 'https://github.com/acme/api/issues/42',
+  url: 'https://tracker.example.com/acme/api/issues/42',
   labels: ['bug', 'webhooks'],
   assignee: 'dana',
   issueType: 'Bug',

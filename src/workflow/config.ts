@@ -82,16 +82,29 @@ export interface BuildContext {
 }
 
 /** Builds the typed config and reports every cross-field problem at once. */
-export function buildServiceConfig(fm: FrontMatter, ctx: BuildContext): { config: ServiceConfig; issues: ConfigIssue[] } {
+export function buildServiceConfig(
+  fm: FrontMatter,
+  ctx: BuildContext,
+): { config: ServiceConfig; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
   const home = ctx.home ?? os.homedir();
   const baseDir = path.dirname(ctx.workflowPath);
 
-  const resolve = (value: string, at: string[], how: (v: string, env: Env) => Expansion, required = false): string => {
+  const resolve = (
+    value: string,
+    at: string[],
+    how: (v: string, env: Env) => Expansion,
+    required = false,
+  ): string => {
     if (ctx.overridden.has(at.join('.'))) return value;
     const result = how(value, ctx.env);
     if (!result.ok) {
-      issues.push({ severity: 'error', code: `${at.join('.')}.bad_reference`, message: result.message, path: at });
+      issues.push({
+        severity: 'error',
+        code: `${at.join('.')}.bad_reference`,
+        message: result.message,
+        path: at,
+      });
       return '';
     }
     if (required && result.names.length > 0 && result.value.trim() === '') {
@@ -110,7 +123,12 @@ export function buildServiceConfig(fm: FrontMatter, ctx: BuildContext): { config
     if (value === undefined) return null;
     const at = ['tracker', key];
     if (value.trim() === '') {
-      issues.push({ severity: 'error', code: `tracker.${key}.empty`, message: `tracker.${key} must not be empty`, path: at });
+      issues.push({
+        severity: 'error',
+        code: `tracker.${key}.empty`,
+        message: `tracker.${key} must not be empty`,
+        path: at,
+      });
       return null;
     }
     const resolved = resolve(value, at, expandTargeted, true).trim();
@@ -149,12 +167,24 @@ export function buildServiceConfig(fm: FrontMatter, ctx: BuildContext): { config
     return path.resolve(baseDir, expanded);
   };
 
-  const agentKind = fm.agent.kind.trim();
+  const agentKind = fm.agent.kind?.trim() ?? '';
+  if (agentKind === '') {
+    issues.push({
+      severity: 'error',
+      code: 'agent.kind.missing',
+      message: 'agent.kind is required: which agent runtime runs the issues (for example "mock")',
+      path: ['agent', 'kind'],
+    });
+  }
   const config: ServiceConfig = {
     workflowPath: ctx.workflowPath,
     tracker,
     pollingIntervalMs: fm.polling.interval_ms,
-    workspaceRoot: pathValue(fm.workspace.root, ['workspace', 'root'], path.join(ctx.tmpdir ?? os.tmpdir(), 'orchestrator_workspaces')),
+    workspaceRoot: pathValue(
+      fm.workspace.root,
+      ['workspace', 'root'],
+      path.join(ctx.tmpdir ?? os.tmpdir(), 'orchestrator_workspaces'),
+    ),
     hooks: {
       afterCreate: fm.hooks.after_create ?? null,
       beforeRun: fm.hooks.before_run ?? null,
@@ -208,7 +238,9 @@ export function buildServiceConfig(fm: FrontMatter, ctx: BuildContext): { config
 function recordAt(fm: FrontMatter, key: string): Record<string, unknown> {
   if (key === '') return {};
   const value = (fm as Record<string, unknown>)[key];
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? { ...(value as Record<string, unknown>) }
+    : {};
 }
 
 function lowerSet(states: readonly string[]): Set<string> {
@@ -219,21 +251,42 @@ function lowerSet(states: readonly string[]): Set<string> {
 function stateRules(t: ServiceConfig['tracker'], kindMissing: boolean): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (kindMissing) {
-    issues.push({ severity: 'error', code: 'tracker.kind.missing', message: 'tracker.kind is required (for example "file" or "github")', path: ['tracker', 'kind'] });
+    issues.push({
+      severity: 'error',
+      code: 'tracker.kind.missing',
+      message: 'tracker.kind is required (for example "file")',
+      path: ['tracker', 'kind'],
+    });
   }
   const active = lowerSet(t.activeStates);
   const terminal = lowerSet(t.terminalStates);
   if (active.size === 0 && terminal.size === 0) {
-    issues.push({ severity: 'error', code: 'tracker.states.empty', message: 'set tracker.active_states or tracker.terminal_states (both are empty)', path: ['tracker', 'active_states'] });
+    issues.push({
+      severity: 'error',
+      code: 'tracker.states.empty',
+      message: 'set tracker.active_states or tracker.terminal_states (both are empty)',
+      path: ['tracker', 'active_states'],
+    });
   }
   const overlap = [...active].filter((s) => terminal.has(s));
   if (overlap.length > 0) {
-    issues.push({ severity: 'error', code: 'tracker.states.overlap', message: `states both active and terminal: ${overlap.join(', ')}`, path: ['tracker', 'terminal_states'] });
+    issues.push({
+      severity: 'error',
+      code: 'tracker.states.overlap',
+      message: `states both active and terminal: ${overlap.join(', ')}`,
+      path: ['tracker', 'terminal_states'],
+    });
   }
   const dupes = (list: string[], key: string) => {
     const seen = new Set<string>();
     list.forEach((s, i) => {
-      if (seen.has(s.toLowerCase())) issues.push({ severity: 'warning', code: `tracker.${key}.duplicate`, message: `state "${s}" is listed twice`, path: ['tracker', key, i] });
+      if (seen.has(s.toLowerCase()))
+        issues.push({
+          severity: 'warning',
+          code: `tracker.${key}.duplicate`,
+          message: `state "${s}" is listed twice`,
+          path: ['tracker', key, i],
+        });
       seen.add(s.toLowerCase());
     });
   };
@@ -241,23 +294,48 @@ function stateRules(t: ServiceConfig['tracker'], kindMissing: boolean): ConfigIs
   dupes(t.terminalStates, 'terminal_states');
   const handoff = t.handoffState?.toLowerCase();
   if (handoff !== undefined && (active.has(handoff) || terminal.has(handoff))) {
-    issues.push({ severity: 'error', code: 'tracker.handoff_state.collision', message: `tracker.handoff_state "${t.handoffState}" must be neither an active nor a terminal state`, path: ['tracker', 'handoff_state'] });
+    issues.push({
+      severity: 'error',
+      code: 'tracker.handoff_state.collision',
+      message: `tracker.handoff_state "${t.handoffState}" must be neither an active nor a terminal state`,
+      path: ['tracker', 'handoff_state'],
+    });
   }
   const inProgress = t.inProgressState?.toLowerCase();
   if (inProgress !== undefined) {
     if (!active.has(inProgress)) {
-      issues.push({ severity: 'error', code: 'tracker.in_progress_state.not_active', message: `tracker.in_progress_state "${t.inProgressState}" must be one of tracker.active_states`, path: ['tracker', 'in_progress_state'] });
+      issues.push({
+        severity: 'error',
+        code: 'tracker.in_progress_state.not_active',
+        message: `tracker.in_progress_state "${t.inProgressState}" must be one of tracker.active_states`,
+        path: ['tracker', 'in_progress_state'],
+      });
     }
     if (terminal.has(inProgress) || inProgress === handoff) {
-      issues.push({ severity: 'error', code: 'tracker.in_progress_state.collision', message: `tracker.in_progress_state "${t.inProgressState}" collides with a terminal or handoff state`, path: ['tracker', 'in_progress_state'] });
+      issues.push({
+        severity: 'error',
+        code: 'tracker.in_progress_state.collision',
+        message: `tracker.in_progress_state "${t.inProgressState}" collides with a terminal or handoff state`,
+        path: ['tracker', 'in_progress_state'],
+      });
     }
   }
   const blocked = t.blockedState?.toLowerCase();
   if (blocked !== undefined && active.has(blocked)) {
-    issues.push({ severity: 'error', code: 'tracker.blocked_state.collision', message: `tracker.blocked_state "${t.blockedState}" is an active state, so a blocked issue would be dispatched again`, path: ['tracker', 'blocked_state'] });
+    issues.push({
+      severity: 'error',
+      code: 'tracker.blocked_state.collision',
+      message: `tracker.blocked_state "${t.blockedState}" is an active state, so a blocked issue would be dispatched again`,
+      path: ['tracker', 'blocked_state'],
+    });
   }
   if (blocked !== undefined && terminal.has(blocked)) {
-    issues.push({ severity: 'warning', code: 'tracker.blocked_state.terminal', message: `tracker.blocked_state "${t.blockedState}" is terminal: a blocked issue's workspace will be cleaned`, path: ['tracker', 'blocked_state'] });
+    issues.push({
+      severity: 'warning',
+      code: 'tracker.blocked_state.terminal',
+      message: `tracker.blocked_state "${t.blockedState}" is terminal: a blocked issue's workspace will be cleaned`,
+      path: ['tracker', 'blocked_state'],
+    });
   }
   return issues;
 }
@@ -265,19 +343,37 @@ function stateRules(t: ServiceConfig['tracker'], kindMissing: boolean): ConfigIs
 function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (net.isIP(config.server.host) === 0) {
-    issues.push({ severity: 'error', code: 'server.host.invalid', message: `server.host must be an IP address, got "${config.server.host}"`, path: ['server', 'host'] });
+    issues.push({
+      severity: 'error',
+      code: 'server.host.invalid',
+      message: `server.host must be an IP address, got "${config.server.host}"`,
+      path: ['server', 'host'],
+    });
   }
   if (fm.self_review.enabled && (fm.self_review.verification_commands ?? []).length === 0) {
-    issues.push({ severity: 'error', code: 'self_review.verification_commands.missing', message: 'self_review.enabled needs at least one verification command', path: ['self_review', 'verification_commands'] });
+    issues.push({
+      severity: 'error',
+      code: 'self_review.verification_commands.missing',
+      message: 'self_review.enabled needs at least one verification command',
+      path: ['self_review', 'verification_commands'],
+    });
   }
   if (config.worker.maxConcurrentAgentsPerHost > 0 && config.worker.sshHosts.length === 0) {
-    issues.push({ severity: 'warning', code: 'worker.max_concurrent_agents_per_host.unused', message: 'worker.max_concurrent_agents_per_host has no effect without worker.ssh_hosts', path: ['worker', 'max_concurrent_agents_per_host'] });
+    issues.push({
+      severity: 'warning',
+      code: 'worker.max_concurrent_agents_per_host.unused',
+      message: 'worker.max_concurrent_agents_per_host has no effect without worker.ssh_hosts',
+      path: ['worker', 'max_concurrent_agents_per_host'],
+    });
   }
   if (fm.ci_feedback !== undefined) {
     issues.push({
       severity: 'warning',
       code: 'ci_feedback.deprecated',
-      message: fm.reactions.ci_failure !== undefined ? 'ci_feedback is ignored because reactions.ci_failure is set' : 'ci_feedback is deprecated: use reactions.ci_failure',
+      message:
+        fm.reactions.ci_failure !== undefined
+          ? 'ci_feedback is ignored because reactions.ci_failure is set'
+          : 'ci_feedback is deprecated: use reactions.ci_failure',
       path: ['ci_feedback'],
     });
   }

@@ -24,17 +24,28 @@ export function parseDotenv(text: string, file: string): DotenvResult {
     const eq = stripped.indexOf('=');
     const at = { file, line: index + 1, column: 1 };
     if (eq === -1) {
-      diagnostics.push({ severity: 'error', code: 'env_file.syntax', message: `missing "=" in ${JSON.stringify(line)}`, ...at });
+      diagnostics.push({
+        severity: 'error',
+        code: 'env_file.syntax',
+        message: `missing "=" in ${JSON.stringify(line)}`,
+        ...at,
+      });
       return;
     }
     const key = stripped.slice(0, eq).trim();
     if (!KEY.test(key)) {
-      diagnostics.push({ severity: 'error', code: 'env_file.invalid_key', message: `invalid key ${JSON.stringify(key)}`, ...at });
+      diagnostics.push({
+        severity: 'error',
+        code: 'env_file.invalid_key',
+        message: `invalid key ${JSON.stringify(key)}`,
+        ...at,
+      });
       return;
     }
     let value = stripped.slice(eq + 1).trim();
     const quote = value[0];
-    if (value.length >= 2 && (quote === '"' || quote === "'") && value.endsWith(quote)) value = value.slice(1, -1);
+    if (value.length >= 2 && (quote === '"' || quote === "'") && value.endsWith(quote))
+      value = value.slice(1, -1);
     vars[key] = value;
   });
   return { vars, diagnostics };

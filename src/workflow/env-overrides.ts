@@ -10,9 +10,22 @@ type Coercion = 'string' | 'int' | 'number' | 'bool' | 'list' | 'path';
 
 /** Variable name → key path and how its text is read. */
 export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: readonly string[]; as: Coercion }> = [
-  ...(['kind', 'endpoint', 'api_key', 'project', 'query_filter', 'handoff_state', 'in_progress_state', 'blocked_state'] as const).map(
-    (key) => ({ variable: `ORCHESTRATOR_TRACKER_${key.toUpperCase()}`, path: ['tracker', key], as: 'string' as const }),
-  ),
+  ...(
+    [
+      'kind',
+      'endpoint',
+      'api_key',
+      'project',
+      'query_filter',
+      'handoff_state',
+      'in_progress_state',
+      'blocked_state',
+    ] as const
+  ).map((key) => ({
+    variable: `ORCHESTRATOR_TRACKER_${key.toUpperCase()}`,
+    path: ['tracker', key],
+    as: 'string' as const,
+  })),
   { variable: 'ORCHESTRATOR_TRACKER_ACTIVE_STATES', path: ['tracker', 'active_states'], as: 'list' },
   { variable: 'ORCHESTRATOR_TRACKER_TERMINAL_STATES', path: ['tracker', 'terminal_states'], as: 'list' },
   ...(['on_dispatch', 'on_completion', 'on_failure', 'on_blocked'] as const).map((key) => ({
@@ -35,7 +48,11 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: readonly str
       'max_sessions',
       'max_tokens',
     ] as const
-  ).map((key) => ({ variable: `ORCHESTRATOR_AGENT_${key.toUpperCase()}`, path: ['agent', key], as: 'int' as const })),
+  ).map((key) => ({
+    variable: `ORCHESTRATOR_AGENT_${key.toUpperCase()}`,
+    path: ['agent', key],
+    as: 'int' as const,
+  })),
   { variable: 'ORCHESTRATOR_AGENT_MAX_COST_USD', path: ['agent', 'max_cost_usd'], as: 'number' },
   { variable: 'ORCHESTRATOR_DB_PATH', path: ['db_path'], as: 'path' },
   { variable: 'ORCHESTRATOR_SERVER_PORT', path: ['server', 'port'], as: 'int' },

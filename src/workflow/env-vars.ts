@@ -32,7 +32,10 @@ export function expandAll(value: string, env: Env): Expansion {
       if (close === -1) return { ok: false, message: `unclosed "\${" in ${JSON.stringify(value)}` };
       const name = rest.slice(1, close);
       if (!NAME.test(name) || NAME.exec(name)?.[0] !== name) {
-        return { ok: false, message: `invalid variable name ${JSON.stringify(name)} in ${JSON.stringify(value)}` };
+        return {
+          ok: false,
+          message: `invalid variable name ${JSON.stringify(name)} in ${JSON.stringify(value)}`,
+        };
       }
       names.push(name);
       out += env[name] ?? '';

@@ -6,14 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Document, LineCounter, parseDocument, YAMLParseError, type YAMLWarning } from 'yaml';
+import { type Document, LineCounter, parseDocument, type YAMLParseError, type YAMLWarning } from 'yaml';
 import type { ConfigIssue, Diagnostic } from '../domain/diagnostic.js';
 import { checkTemplate } from '../prompt/check.js';
 import { compilePrompt, type PromptTemplate } from '../prompt/template.js';
 import { buildServiceConfig, type ServiceConfig } from './config.js';
 import { parseDotenv } from './dotenv.js';
-import type { Env } from './env-vars.js';
 import { applyEnvOverrides } from './env-overrides.js';
+import type { Env } from './env-vars.js';
 import { normaliseText, type Origin, splitFrontMatter } from './front-matter.js';
 import type { KindCatalog } from './kinds.js';
 import { locate, locateKey, toPosition } from './positions.js';
@@ -55,16 +55,23 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   let raw: string;
   try {
     const source = options.text ?? readFileSync(file);
-    raw = typeof source === 'string' ? source : new TextDecoder('utf-8').decode(source);
+    raw = typeof source === 'string' ? source : Buffer.from(source).toString('utf8');
   } catch (error) {
-    diagnostics.push(fileError(file, 'workflow.not_found', `cannot read workflow file: ${describeError(error)}`));
+    diagnostics.push(
+      fileError(file, 'workflow.not_found', `cannot read workflow file: ${describeError(error)}`),
+    );
     return fail();
   }
 
   const env = loadEnv(options, diagnostics);
   const split = splitFrontMatter(normaliseText(raw));
   if (split.unclosed) {
-    diagnostics.push({ ...at(file, 1, 1), severity: 'error', code: 'workflow.front_matter.unclosed', message: 'front matter opened with "---" is never closed: add a "---" line after the YAML' });
+    diagnostics.push({
+      ...at(file, 1, 1),
+      severity: 'error',
+      code: 'workflow.front_matter.unclosed',
+      message: 'front matter opened with "---" is never closed: add a "---" line after the YAML',
+    });
     return fail();
   }
 
@@ -73,18 +80,30 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   let data: unknown = {};
   if (split.yaml !== null) {
     doc = parseDocument(split.yaml, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
-    for (const e of doc.errors) diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, e, 'error'));
-    for (const w of doc.warnings) diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, w, 'warning'));
+    for (const e of doc.errors)
+      diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, e, 'error'));
+    for (const w of doc.warnings)
+      diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, w, 'warning'));
     if (doc.errors.length > 0) return fail();
     try {
       data = doc.toJS({ maxAliasCount: 100 }) ?? {};
     } catch (error) {
-      diagnostics.push({ ...at(file, split.yamlOrigin.line, 1), severity: 'error', code: 'workflow.yaml_syntax', message: describeError(error) });
+      diagnostics.push({
+        ...at(file, split.yamlOrigin.line, 1),
+        severity: 'error',
+        code: 'workflow.yaml_syntax',
+        message: describeError(error),
+      });
       return fail();
     }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    diagnostics.push({ ...at(file, split.yamlOrigin.line, 1), severity: 'error', code: 'workflow.front_matter.not_map', message: 'front matter must be a YAML map of keys (tracker:, agent:, …)' });
+    diagnostics.push({
+      ...at(file, split.yamlOrigin.line, 1),
+      severity: 'error',
+      code: 'workflow.front_matter.not_map',
+      message: 'front matter must be a YAML map of keys (tracker:, agent:, …)',
+    });
     return fail();
   }
   const rawMap = data as Record<string, unknown>;
@@ -116,16 +135,26 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   diagnostics.push(...parsed.issues.map(place));
   if (parsed.data === null) return fail();
 
-  const built = buildServiceConfig(parsed.data, { workflowPath: file, env, overridden: overrides.overridden });
+  const built = buildServiceConfig(parsed.data, {
+    workflowPath: file,
+    env,
+    overridden: overrides.overridden,
+  });
   diagnostics.push(...built.issues.map(place));
-  if (options.kinds) diagnostics.push(...kindIssues(built.config, options.kinds).map(place));
+  if (options.kinds) diagnostics.push(...kindIssues(built.config, options.kinds, rawMap).map(place));
 
   if (split.body === '') {
-    diagnostics.push({ ...at(file, split.bodyOrigin.line, 1), severity: 'error', code: 'workflow.prompt.empty', message: 'the prompt template (the text after the front matter) is empty' });
+    diagnostics.push({
+      ...at(file, split.bodyOrigin.line, 1),
+      severity: 'error',
+      code: 'workflow.prompt.empty',
+      message: 'the prompt template (the text after the front matter) is empty',
+    });
   }
   const compiled = compilePrompt(split.body, { file, ...split.bodyOrigin });
   if (!compiled.ok) diagnostics.push(...compiled.diagnostics);
-  else if (options.checkRender === true) diagnostics.push(...checkTemplate(split.body, { file, ...split.bodyOrigin }));
+  else if (options.checkRender === true)
+    diagnostics.push(...checkTemplate(split.body, { file, ...split.bodyOrigin }));
 
   if (diagnostics.some((d) => d.severity === 'error') || !compiled.ok) return fail();
   return {
@@ -153,14 +182,18 @@ function parseLeniently(raw: Record<string, unknown>): { data: FrontMatter | nul
     if (parsed.success) return { data: parsed.data, issues };
     for (const issue of parsed.error.issues) {
       const converted = schemaIssue(issue, current);
-      if (!issues.some((i) => i.code === converted.code && i.path.join('.') === converted.path.join('.'))) issues.push(converted);
+      if (!issues.some((i) => i.code === converted.code && i.path.join('.') === converted.path.join('.')))
+        issues.push(converted);
       current = withoutPath(current, converted.path);
     }
   }
   return { data: null, issues };
 }
 
-function withoutPath(raw: Record<string, unknown>, keyPath: readonly (string | number)[]): Record<string, unknown> {
+function withoutPath(
+  raw: Record<string, unknown>,
+  keyPath: readonly (string | number)[],
+): Record<string, unknown> {
   if (keyPath.length === 0) return {};
   const copy = structuredClone(raw);
   let node: unknown = copy;
@@ -185,7 +218,9 @@ function loadEnv(options: LoadOptions, diagnostics: Diagnostic[]): Env {
   try {
     text = readFileSync(envPath, 'utf8');
   } catch (error) {
-    diagnostics.push(fileError(envPath, 'env_file.not_found', `cannot read env file: ${describeError(error)}`));
+    diagnostics.push(
+      fileError(envPath, 'env_file.not_found', `cannot read env file: ${describeError(error)}`),
+    );
     return options.env;
   }
   const parsed = parseDotenv(text, envPath);
@@ -194,25 +229,58 @@ function loadEnv(options: LoadOptions, diagnostics: Diagnostic[]): Env {
   return { ...parsed.vars, ...real };
 }
 
-function kindIssues(config: ServiceConfig, kinds: KindCatalog): ConfigIssue[] {
+function kindIssues(
+  config: ServiceConfig,
+  kinds: KindCatalog,
+  blocks: Record<string, unknown>,
+): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const t = config.tracker.kind;
   if (t !== '' && !kinds.trackerKinds.includes(t)) {
     const hint = closest(t, kinds.trackerKinds);
-    issues.push({ severity: 'error', code: 'tracker.kind.unknown', message: `unknown tracker kind "${t}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${kinds.trackerKinds.join(', ')}`, path: ['tracker', 'kind'] });
+    issues.push({
+      severity: 'error',
+      code: 'tracker.kind.unknown',
+      message: `unknown tracker kind "${t}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${kinds.trackerKinds.join(', ')}`,
+      path: ['tracker', 'kind'],
+    });
   } else if (t !== '') {
     issues.push(...kinds.checkTracker(config.tracker));
   }
   const a = config.agent.kind;
-  if (!kinds.agentKinds.includes(a)) {
+  if (a !== '' && !kinds.agentKinds.includes(a)) {
     const hint = closest(a, kinds.agentKinds);
-    issues.push({ severity: 'error', code: 'agent.kind.unknown', message: `unknown agent kind "${a}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${kinds.agentKinds.join(', ')}`, path: ['agent', 'kind'] });
-  } else {
-    issues.push(...kinds.checkAgent(a, config.agentOptions));
+    issues.push({
+      severity: 'error',
+      code: 'agent.kind.unknown',
+      message: `unknown agent kind "${a}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${kinds.agentKinds.join(', ')}`,
+      path: ['agent', 'kind'],
+    });
+  }
+  // Every agent block present is checked, not only the active kind's: switching
+  // agent.kind later should not uncover errors that were there all along.
+  for (const kind of kinds.agentKinds) {
+    const block = blocks[kind];
+    const isMap = block !== null && typeof block === 'object' && !Array.isArray(block);
+    if (block !== undefined && block !== null && !isMap) {
+      issues.push({
+        severity: 'error',
+        code: `${kind}.invalid`,
+        message: `${kind} must be a map of keys`,
+        path: [kind],
+      });
+    } else if (kind === a || isMap) {
+      issues.push(...kinds.checkAgent(kind, isMap ? (block as Record<string, unknown>) : {}));
+    }
   }
   for (const kind of Object.keys(config.tokenRates)) {
     if (!kinds.agentKinds.includes(kind)) {
-      issues.push({ severity: 'warning', code: 'token_rates.unknown_kind', message: `token_rates.${kind} names no known agent kind`, path: ['token_rates', kind] });
+      issues.push({
+        severity: 'warning',
+        code: 'token_rates.unknown_kind',
+        message: `token_rates.${kind} names no known agent kind`,
+        path: ['token_rates', kind],
+      });
     }
   }
   return issues;
@@ -231,8 +299,18 @@ function unknownKeyWarnings(raw: Record<string, unknown>, kinds: KindCatalog | u
         if (at.length === 0 && blocks === null) continue;
         const hint = closest(key, allowed);
         const where = [...at, key].join('.');
-        issues.push({ severity: 'warning', code: 'config.unknown_key', message: `unknown key "${where}"${hint ? ` (did you mean "${[...at, hint].join('.')}"?)` : ''}`, path: [...at, key] });
-      } else if (value !== null && typeof value === 'object' && !Array.isArray(value) && known.includes(key)) {
+        issues.push({
+          severity: 'warning',
+          code: 'config.unknown_key',
+          message: `unknown key "${where}"${hint ? ` (did you mean "${[...at, hint].join('.')}"?)` : ''}`,
+          path: [...at, key],
+        });
+      } else if (
+        value !== null &&
+        typeof value === 'object' &&
+        !Array.isArray(value) &&
+        known.includes(key)
+      ) {
         walk(value as Record<string, unknown>, [...at, key]);
       }
     }
@@ -250,8 +328,20 @@ function yamlDiagnostic(
 ): Diagnostic {
   const pos = toPosition(lineCounter, origin, e.pos[0]);
   const firstLine = e.message.split('\n')[0] ?? e.message;
-  const code = e.code === 'DUPLICATE_KEY' ? 'workflow.yaml_duplicate_key' : severity === 'error' ? 'workflow.yaml_syntax' : 'workflow.yaml_warning';
-  return { severity, code, message: firstLine.replace(/ at line \d+, column \d+:?$/, ''), file, line: pos.line, column: pos.column };
+  const code =
+    e.code === 'DUPLICATE_KEY'
+      ? 'workflow.yaml_duplicate_key'
+      : severity === 'error'
+        ? 'workflow.yaml_syntax'
+        : 'workflow.yaml_warning';
+  return {
+    severity,
+    code,
+    message: firstLine.replace(/ at line \d+, column \d+:?$/, ''),
+    file,
+    line: pos.line,
+    column: pos.column,
+  };
 }
 
 function at(file: string, line: number, column: number): Pick<Diagnostic, 'file' | 'line' | 'column'> {
@@ -263,7 +353,10 @@ function fileError(file: string, code: string, message: string): Diagnostic {
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof Error) return (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no such file` : error.message.split('\n')[0] ?? '';
+  if (error instanceof Error)
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `no such file`
+      : (error.message.split('\n')[0] ?? '');
   return String(error);
 }
 

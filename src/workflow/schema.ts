@@ -15,7 +15,8 @@ function coerceInt(value: unknown): unknown {
 
 function coerceNumber(value: unknown): unknown {
   if (value === null) return undefined;
-  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+    return Number(value);
   return value;
 }
 
@@ -140,7 +141,7 @@ export const frontMatterSchema = z
       timeout_ms: int(60_000, { min: 0, zeroIsDefault: true }),
     }),
     agent: section({
-      kind: stringWithDefault('claude-code'),
+      kind: optionalString(),
       command: optionalString(),
       turn_timeout_ms: int(3_600_000, { min: 0, zeroIsDefault: true }),
       read_timeout_ms: int(5_000, { min: 0, zeroIsDefault: true }),
@@ -149,7 +150,10 @@ export const frontMatterSchema = z
       max_turns: int(20, { min: 0, zeroIsDefault: true }),
       max_retry_backoff_ms: int(300_000, { min: 0, zeroIsDefault: true }),
       max_concurrent_agents_by_state: z
-        .preprocess(absentIfNull, z.record(z.string(), z.preprocess(coerceInt, z.number().int().min(1))).optional())
+        .preprocess(
+          absentIfNull,
+          z.record(z.string(), z.preprocess(coerceInt, z.number().int().min(1))).optional(),
+        )
         .transform((v) => v ?? {}),
       max_sessions: int(0, { min: 0 }),
       max_tokens: int(0, { min: 0 }),

@@ -30,17 +30,47 @@ export function schemaIssue(
   const got = describeValue(valueAt(raw, inner));
   switch (issue.code) {
     case 'invalid_type':
-      return { severity: 'error', code: `${name}.invalid`, message: `${name} must be ${article(issue.expected)}, got ${got}`, path: keyPath };
+      return {
+        severity: 'error',
+        code: `${name}.invalid`,
+        message: `${name} must be ${article(issue.expected)}, got ${got}`,
+        path: keyPath,
+      };
     case 'too_small':
-      return { severity: 'error', code: `${name}.out_of_range`, message: `${name} must be at least ${String(issue.minimum)}, got ${got}`, path: keyPath };
+      return {
+        severity: 'error',
+        code: `${name}.out_of_range`,
+        message: `${name} must be at least ${String(issue.minimum)}, got ${got}`,
+        path: keyPath,
+      };
     case 'too_big':
-      return { severity: 'error', code: `${name}.out_of_range`, message: `${name} must be at most ${String(issue.maximum)}, got ${got}`, path: keyPath };
+      return {
+        severity: 'error',
+        code: `${name}.out_of_range`,
+        message: `${name} must be at most ${String(issue.maximum)}, got ${got}`,
+        path: keyPath,
+      };
     case 'invalid_value':
-      return { severity: 'error', code: `${name}.unsupported`, message: `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${got}`, path: keyPath };
+      return {
+        severity: 'error',
+        code: `${name}.unsupported`,
+        message: `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${got}`,
+        path: keyPath,
+      };
     case 'invalid_key':
-      return { severity: 'error', code: `${name}.invalid_key`, message: `${name} is not an allowed key name`, path: keyPath };
+      return {
+        severity: 'error',
+        code: `${name}.invalid_key`,
+        message: `${name} is not an allowed key name`,
+        path: keyPath,
+      };
     default:
-      return { severity: 'error', code: `${name}.invalid`, message: `${name}: ${issue.message}`, path: keyPath };
+      return {
+        severity: 'error',
+        code: `${name}.invalid`,
+        message: `${name}: ${issue.message}`,
+        path: keyPath,
+      };
   }
 }
 
@@ -71,9 +101,12 @@ function describeValue(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-
 /** Warnings for keys of `raw` that `known` does not list, with a "did you mean". */
-export function unknownKeyIssues(raw: unknown, known: readonly string[], prefix: readonly string[]): ConfigIssue[] {
+export function unknownKeyIssues(
+  raw: unknown,
+  known: readonly string[],
+  prefix: readonly string[],
+): ConfigIssue[] {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return [];
   return Object.keys(raw)
     .filter((key) => !known.includes(key))

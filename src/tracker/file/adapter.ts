@@ -88,7 +88,9 @@ export class FileTracker implements TrackerAdapter {
   async addLabel(id: string, label: string): Promise<void> {
     const wanted = label.trim().toLowerCase();
     if (wanted === '') throw new TrackerError('tracker_payload_error', 'a label must not be empty');
-    await this.write(id, (issue) => (issue.labels.includes(wanted) ? null : { type: 'label', label: wanted }));
+    await this.write(id, (issue) =>
+      issue.labels.includes(wanted) ? null : { type: 'label', label: wanted },
+    );
   }
 
   private isCandidate(state: string): boolean {
@@ -121,7 +123,9 @@ export class FileTracker implements TrackerAdapter {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       const reason =
-        code === 'ENOENT' ? 'the issues file does not exist' : `cannot read the issues file: ${errorText(err)}`;
+        code === 'ENOENT'
+          ? 'the issues file does not exist'
+          : `cannot read the issues file: ${errorText(err)}`;
       throw new IssuesFileError('file.unreadable', path, null, reason, { cause: err });
     }
     const parsed = parseIssuesText(text, path, formatForPath(path));
@@ -132,7 +136,8 @@ export class FileTracker implements TrackerAdapter {
   private find(parsed: ParsedIssuesFile, id: string): { issue: Issue; index: number } {
     const index = parsed.issues.findIndex((issue) => issue.id === id);
     const issue = parsed.issues[index];
-    if (issue === undefined) throw new TrackerError('tracker_not_found', `no issue with id "${id}" in ${this.config.path}`);
+    if (issue === undefined)
+      throw new TrackerError('tracker_not_found', `no issue with id "${id}" in ${this.config.path}`);
     return { issue, index };
   }
 
@@ -145,11 +150,14 @@ export class FileTracker implements TrackerAdapter {
       const change = edit(issue);
       if (change === null) return;
       const result = applyEdit(parsed, index, change);
-      if (!result.ok) throw new IssuesFileError('file.issue.invalid', path, parsed.lines[index] ?? null, result.reason);
+      if (!result.ok)
+        throw new IssuesFileError('file.issue.invalid', path, parsed.lines[index] ?? null, result.reason);
       try {
         await writeFileAtomic(path, result.text);
       } catch (err) {
-        throw new TrackerError('tracker_transport_error', `cannot write ${path}: ${errorText(err)}`, { cause: err });
+        throw new TrackerError('tracker_transport_error', `cannot write ${path}: ${errorText(err)}`, {
+          cause: err,
+        });
       }
     });
   }

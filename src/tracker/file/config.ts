@@ -28,8 +28,8 @@ export function parseFileConfig(settings: Pick<TrackerSettings, 'options' | 'bas
     if (!KNOWN_KEYS.has(key)) {
       issues.push({
         severity: 'warning',
-        code: 'file.key.unknown',
-        message: `unknown key file.${key} is ignored`,
+        code: 'config.unknown_key',
+        message: `unknown key "file.${key}"`,
         path: ['file', key],
       });
     }

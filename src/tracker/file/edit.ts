@@ -27,7 +27,10 @@ export type EditResult = { ok: true; text: string } | { ok: false; reason: strin
 /** Applies `edit` to the issue at `index` (file order) and returns the whole new file text. */
 export function applyEdit(parsed: ParsedIssuesFile, index: number, edit: IssueEdit): EditResult {
   const body = parsed.text.startsWith('\uFEFF') ? parsed.text.slice(1) : parsed.text;
-  const rendered = parsed.source.format === 'json' ? editJson(parsed.source.root, parsed.source.list, index, edit, body) : editYaml(parsed, index, edit, body);
+  const rendered =
+    parsed.source.format === 'json'
+      ? editJson(parsed.source.root, parsed.source.list, index, edit, body)
+      : editYaml(parsed, index, edit, body);
   if (!rendered.ok) return rendered;
   let text = rendered.text;
   if (body.includes('\r\n')) text = text.replace(/\r?\n/g, '\r\n');

@@ -37,7 +37,8 @@ function field(raw: Raw, key: string): unknown {
 function requiredString(raw: Raw, key: string, where: string): string {
   const value = field(raw, key);
   if (value === undefined || value === null) throw new Invalid(`${where} is missing required field "${key}"`);
-  if (typeof value !== 'string') throw new Invalid(`${where} field "${key}" must be a string, got ${typeName(value)}`);
+  if (typeof value !== 'string')
+    throw new Invalid(`${where} field "${key}" must be a string, got ${typeName(value)}`);
   if (value.trim() === '') throw new Invalid(`${where} field "${key}" must not be empty`);
   return value;
 }
@@ -45,14 +46,16 @@ function requiredString(raw: Raw, key: string, where: string): string {
 function optionalString(raw: Raw, key: string, where: string): string {
   const value = field(raw, key);
   if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw new Invalid(`${where} field "${key}" must be a string, got ${typeName(value)}`);
+  if (typeof value !== 'string')
+    throw new Invalid(`${where} field "${key}" must be a string, got ${typeName(value)}`);
   return value;
 }
 
 function optionalList(raw: Raw, key: string, where: string): unknown[] | null {
   const value = field(raw, key);
   if (value === undefined || value === null) return null;
-  if (!Array.isArray(value)) throw new Invalid(`${where} field "${key}" must be a list, got ${typeName(value)}`);
+  if (!Array.isArray(value))
+    throw new Invalid(`${where} field "${key}" must be a list, got ${typeName(value)}`);
   return value;
 }
 
@@ -66,7 +69,8 @@ function typeName(value: unknown): string {
 function labels(raw: Raw, where: string): string[] {
   const list = optionalList(raw, 'labels', where) ?? [];
   return list.map((label, i) => {
-    if (typeof label !== 'string') throw new Invalid(`${where} label ${i + 1} must be a string, got ${typeName(label)}`);
+    if (typeof label !== 'string')
+      throw new Invalid(`${where} label ${i + 1} must be a string, got ${typeName(label)}`);
     return label.toLowerCase();
   });
 }
@@ -118,7 +122,8 @@ function priority(raw: Raw): number | null {
 export function normaliseIssue(raw: unknown): NormaliseResult {
   if (!isRecord(raw)) return { ok: false, reason: `an issue must be an object, got ${typeName(raw)}` };
   try {
-    const where = typeof raw.identifier === 'string' && raw.identifier !== '' ? `issue ${raw.identifier}` : 'issue';
+    const where =
+      typeof raw.identifier === 'string' && raw.identifier !== '' ? `issue ${raw.identifier}` : 'issue';
     const identifier = requiredString(raw, 'identifier', where);
     return {
       ok: true,

@@ -34,7 +34,11 @@ export class IssuesFileError extends TrackerError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('tracker_payload_error', line === null ? `${file}: ${reason}` : `${file}:${line}: ${reason}`, options);
+    super(
+      'tracker_payload_error',
+      line === null ? `${file}: ${reason}` : `${file}:${line}: ${reason}`,
+      options,
+    );
   }
 }
 
@@ -96,7 +100,12 @@ export function parseIssuesText(text: string, file: string, format: IssuesFormat
   return validate(structure, text, file);
 }
 
-function fail(code: IssuesFileErrorCode, file: string, line: number, reason: string): { ok: false; error: IssuesFileError } {
+function fail(
+  code: IssuesFileErrorCode,
+  file: string,
+  line: number,
+  reason: string,
+): { ok: false; error: IssuesFileError } {
   return { ok: false, error: new IssuesFileError(code, file, line, reason) };
 }
 
@@ -141,7 +150,7 @@ function readYaml(text: string, file: string): Structure {
   const lineCounter = new LineCounter();
   let doc: Document.Parsed;
   try {
-    doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+    doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true, logLevel: 'error' });
   } catch (err) {
     return fail('file.syntax', file, 1, `invalid YAML: ${String(err)}`);
   }
@@ -149,7 +158,12 @@ function readYaml(text: string, file: string): Structure {
   const first = doc.errors[0];
   if (first !== undefined) {
     const reason = (first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-    return fail('file.syntax', file, first.linePos?.[0].line ?? line(first.pos[0]), `invalid YAML: ${reason}`);
+    return fail(
+      'file.syntax',
+      file,
+      first.linePos?.[0].line ?? line(first.pos[0]),
+      `invalid YAML: ${reason}`,
+    );
   }
   const contents = doc.contents;
   if (contents === null) return fail('file.syntax', file, 1, 'the file is empty');
@@ -162,7 +176,12 @@ function readYaml(text: string, file: string): Structure {
     const listNode = contents.get('issues', true);
     if (listNode === undefined) return fail('file.shape', file, line(contents.range[0]), SHAPE_REASON);
     if (!isSeq(listNode)) {
-      return fail('file.shape', file, line(isNode(listNode) ? listNode.range?.[0] : undefined), '"issues" must be a list');
+      return fail(
+        'file.shape',
+        file,
+        line(isNode(listNode) ? listNode.range?.[0] : undefined),
+        '"issues" must be a list',
+      );
     }
     shape = 'wrapped';
     seq = listNode;
@@ -195,7 +214,12 @@ function validate(structure: Structure & { ok: true }, text: string, file: strin
     const { id, identifier } = result.issue;
     const firstId = ids.get(id);
     if (firstId !== undefined) {
-      return fail('file.issue.duplicate', file, line, `duplicate issue id "${id}" (first used at line ${firstId})`);
+      return fail(
+        'file.issue.duplicate',
+        file,
+        line,
+        `duplicate issue id "${id}" (first used at line ${firstId})`,
+      );
     }
     const firstIdentifier = identifiers.get(identifier);
     if (firstIdentifier !== undefined) {

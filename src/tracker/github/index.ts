@@ -2,4 +2,8 @@
 import { registerTracker } from '../registry.js';
 import { checkGithubSettings } from './config.js';
 
-registerTracker('github', { requiresApiKey: true, requiresProject: true, validateConfig: checkGithubSettings });
+registerTracker('github', {
+  requiresApiKey: true,
+  requiresProject: true,
+  validateConfig: checkGithubSettings,
+});

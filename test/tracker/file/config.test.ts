@@ -30,7 +30,9 @@ describe('file tracker config', () => {
       issues: [],
     });
     expect(parseFileConfig(settings({ path: '/abs/issues.json' })).config?.path).toBe('/abs/issues.json');
-    expect(parseFileConfig(settings({ path: '~/issues.json' })).config?.path).toBe(`${homedir()}/issues.json`);
+    expect(parseFileConfig(settings({ path: '~/issues.json' })).config?.path).toBe(
+      `${homedir()}/issues.json`,
+    );
   });
 
   it.each([
@@ -42,14 +44,16 @@ describe('file tracker config', () => {
   ])('a path that is %s is an error at file.path', (_label, options, code) => {
     const result = parseFileConfig(settings(options));
     expect(result.config).toBeNull();
-    expect(result.issues).toEqual([expect.objectContaining({ severity: 'error', code, path: ['file', 'path'] })]);
+    expect(result.issues).toEqual([
+      expect.objectContaining({ severity: 'error', code, path: ['file', 'path'] }),
+    ]);
   });
 
   it('an unknown key in the file block is a warning, not a silent no-op', () => {
     const result = parseFileConfig(settings({ path: 'x.json', pth: 'y.json' }));
     expect(result.config).not.toBeNull();
     expect(result.issues).toEqual([
-      expect.objectContaining({ severity: 'warning', code: 'file.key.unknown', path: ['file', 'pth'] }),
+      expect.objectContaining({ severity: 'warning', code: 'config.unknown_key', path: ['file', 'pth'] }),
     ]);
   });
 });
@@ -64,11 +68,15 @@ describe('file tracker registration', () => {
 
   it('validation and creation apply the same path rule', async () => {
     const kind = trackerKind('file');
-    expect(kind?.validateConfig(settings({}))).toEqual([expect.objectContaining({ code: 'file.path.missing' })]);
-    const created = kind?.create(settings({}));
+    const create = kind?.create;
+    if (create === undefined) throw new Error('the file kind must be able to create trackers');
+    expect(kind?.validateConfig(settings({}))).toEqual([
+      expect.objectContaining({ code: 'file.path.missing' }),
+    ]);
+    const created = create(settings({}));
     await expect(created).rejects.toBeInstanceOf(TrackerError);
     await expect(created).rejects.toMatchObject({ kind: 'tracker_payload_error' });
     expect(kind?.validateConfig(settings({ path: 'issues.json' }))).toEqual([]);
-    await expect(kind?.create(settings({ path: 'issues.json' }))).resolves.toBeDefined();
+    await expect(create(settings({ path: 'issues.json' }))).resolves.toBeDefined();
   });
 });

@@ -1,0 +1,34 @@
+# The two commands that work on a fresh clone: `make run` and `make test`.
+.PHONY: setup build run test lint typecheck bench clean
+
+NODE_MODULES_STAMP := node_modules/.package-lock.json
+
+setup: $(NODE_MODULES_STAMP)
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+build: setup
+	npx tsc -p tsconfig.build.json
+
+# The main job on the embedded defaults (WORKFLOW.example.md + testdata/issues.example.json).
+run: build
+	node dist/cli/main.js validate WORKFLOW.example.md
+	node dist/cli/main.js run --dry-run WORKFLOW.example.md
+
+lint: setup
+	npx biome check .
+
+typecheck: setup
+	npx tsc -p tsconfig.json --noEmit
+
+# Lint, typecheck and every test; writes test-results/vitest.json for the CI summary.
+test: setup lint typecheck build
+	mkdir -p test-results
+	npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json
+
+bench: build
+	node --import tsx test/bench/run.ts
+
+clean:
+	rm -rf dist test-results

@@ -1,0 +1,16 @@
+/**
+ * Benchmarks, run by `npm run bench` (never as tests: timings on a shared
+ * machine are evidence, not pass/fail). Each prints its figures and its target.
+ */
+import { validateStartup } from './validate-startup.js';
+
+const benches: Record<string, () => Promise<void> | void> = {
+  'validate-startup': validateStartup,
+};
+
+const only = process.argv[2];
+for (const [name, bench] of Object.entries(benches)) {
+  if (only !== undefined && only !== name) continue;
+  console.log(`## ${name}`);
+  await bench();
+}

@@ -1,0 +1,116 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'cli-validate-'));
+const GOOD = `---
+tracker:
+  kind: file
+  active_states: [Todo]
+  terminal_states: [Done]
+file:
+  path: issues.json
+agent:
+  kind: mock
+---
+Work on {{ issue.title }}.
+`;
+const good = path.join(dir, 'good.md');
+writeFileSync(good, GOOD);
+const warned = path.join(dir, 'warned.md');
+writeFileSync(warned, GOOD.replace('  kind: mock', '  kind: mock\n  max_turnz: 3'));
+const bad = path.join(dir, 'bad.md');
+writeFileSync(
+  bad,
+  GOOD.replace('  kind: mock', '  kind: mock\n  max_turns: many').replace(
+    'Work on',
+    'Work, on\n{{ issue.nope }}',
+  ),
+);
+
+describe('orchestrator validate', () => {
+  it('exits 0 and says so on a clean workflow', () => {
+    const r = runCli(['validate', good]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('0 errors, 0 warnings');
+  });
+
+  it('prints errors like a compiler, with file:line:col, severity and code, and exits 1', () => {
+    const r = runCli(['validate', bad]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain(
+      `${bad}:10:14 error agent.max_turns.invalid: agent.max_turns must be a number, got "many"`,
+    );
+    expect(r.stdout).toContain(`${bad}:13:4 error template.unknown_variable:`);
+    expect(r.stderr).toBe('');
+  });
+
+  it('prints paths relative to the working directory when the file is below it', () => {
+    const r = runCli(['validate', 'bad.md'], { cwd: dir });
+    expect(r.stdout).toMatch(/^bad\.md:10:14 error/m);
+  });
+
+  it('json output has the documented, stable shape', () => {
+    const r = runCli(['validate', bad, '--format', 'json']);
+    expect(r.status).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    expect(Object.keys(doc)).toEqual(['version', 'file', 'valid', 'errors', 'warnings', 'diagnostics']);
+    expect(doc).toMatchObject({ version: 1, valid: false, errors: 2, warnings: 0 });
+    expect(doc.diagnostics[0]).toEqual({
+      severity: 'error',
+      code: 'agent.max_turns.invalid',
+      message: 'agent.max_turns must be a number, got "many"',
+      file: bad,
+      line: 10,
+      column: 14,
+      path: 'agent.max_turns',
+    });
+  });
+
+  it('github output is workflow commands that annotate the line', () => {
+    const r = runCli(['validate', bad, '--format', 'github']);
+    expect(r.status).toBe(1);
+    expect(r.stdout.split('\n')[0]).toBe(
+      `::error file=${bad},line=10,col=14,title=agent.max_turns.invalid::agent.max_turns must be a number, got "many"`,
+    );
+  });
+
+  it('warnings pass unless --strict is given', () => {
+    expect(runCli(['validate', warned]).status).toBe(0);
+    const strict = runCli(['validate', warned, '--strict']);
+    expect(strict.status).toBe(1);
+    expect(strict.stdout).toContain('warning config.unknown_key');
+  });
+
+  it('a missing file is exit 1 with a coded error and no stack trace', () => {
+    const r = runCli(['validate', path.join(dir, 'nope.md')]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('error workflow.not_found');
+    expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it.each([[['validate', good, '--format', 'xml']], [['validate', good, '--bogus']], [['frobnicate']], [[]]])(
+    'bad usage %j exits 2',
+    (args) => {
+      const r = runCli(args);
+      expect(r.status).toBe(2);
+      expect(r.stderr).not.toBe('');
+    },
+  );
+
+  it('--version and --help exit 0', () => {
+    const v = runCli(['--version']);
+    expect(v.status).toBe(0);
+    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const h = runCli(['validate', '--help']);
+    expect(h.status).toBe(0);
+    expect(h.stdout).toContain('--format');
+  });
+
+  it('defaults to WORKFLOW.md in the working directory', () => {
+    writeFileSync(path.join(dir, 'WORKFLOW.md'), GOOD);
+    expect(runCli(['validate'], { cwd: dir }).status).toBe(0);
+  });
+});

@@ -1,0 +1,210 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { kindCatalog } from '../../src/cli/catalog.js';
+import type { Diagnostic } from '../../src/domain/diagnostic.js';
+import { type LoadOptions, loadWorkflow } from '../../src/workflow/load.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'wf-load-'));
+const file = path.join(dir, 'WORKFLOW.md');
+
+const BASE = `---
+tracker:
+  kind: file
+  active_states: [Todo]
+  terminal_states: [Done]
+file:
+  path: issues.json
+agent:
+  kind: mock
+---
+Work on {{ issue.title }}.
+`;
+
+function load(text: string, options: Partial<LoadOptions> = {}) {
+  return loadWorkflow(file, { env: {}, kinds: kindCatalog(), checkRender: true, text, ...options });
+}
+
+function diagnostics(text: string, options: Partial<LoadOptions> = {}): Diagnostic[] {
+  const result = load(text, options);
+  return result.ok ? result.workflow.diagnostics : result.diagnostics;
+}
+
+describe('loading a workflow', () => {
+  it('fills every default the operator did not write', () => {
+    const result = load(BASE);
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    const { config } = result.workflow;
+    expect(config.pollingIntervalMs).toBe(30_000);
+    expect(config.agent).toMatchObject({
+      maxTurns: 20,
+      turnTimeoutMs: 3_600_000,
+      readTimeoutMs: 5_000,
+      stallTimeoutMs: 300_000,
+      maxConcurrentAgents: 10,
+      maxRetryBackoffMs: 300_000,
+      maxSessions: 0,
+      maxTokens: 0,
+      maxCostUsd: 0,
+    });
+    expect(config.hooks.timeoutMs).toBe(60_000);
+    expect(config.dbPath).toBe(path.join(dir, '.orchestrator.db'));
+    expect(config.server).toEqual({ port: 7678, host: '127.0.0.1' });
+    expect(config.worker.sshStrictHostKeyChecking).toBe('accept-new');
+    expect(config.tracker.options).toEqual({ path: 'issues.json' });
+    expect(config.tracker.comments).toEqual({
+      onDispatch: false,
+      onCompletion: false,
+      onFailure: false,
+      onBlocked: true,
+    });
+  });
+
+  it('accepts integers written as integral floats and strings, and treats 0 as "default" where documented', () => {
+    const text = BASE.replace(
+      '  kind: mock',
+      '  kind: mock\n  max_turns: "7"\n  max_concurrent_agents: 4.0\n  turn_timeout_ms: 0',
+    );
+    const result = load(text);
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.agent).toMatchObject({
+      maxTurns: 7,
+      maxConcurrentAgents: 4,
+      turnTimeoutMs: 3_600_000,
+    });
+  });
+
+  it('a stall timeout of 0 disables stall detection instead of taking the default', () => {
+    const result = load(BASE.replace('  kind: mock', '  kind: mock\n  stall_timeout_ms: 0'));
+    expect(result.ok && result.workflow.config.agent.stallTimeoutMs).toBe(0);
+  });
+
+  it('YAML 1.2 keeps 012 as twelve, not octal ten', () => {
+    const result = load(BASE.replace('  kind: mock', '  kind: mock\n  max_turns: 012'));
+    expect(result.ok && result.workflow.config.agent.maxTurns).toBe(12);
+  });
+
+  it('resolves $VAR in the api key and reports an empty resolution with the variable name', () => {
+    const text = BASE.replace('  kind: file', '  kind: file\n  api_key: $MY_TOKEN');
+    const ok = load(text, { env: { MY_TOKEN: 's3cret' } });
+    expect(ok.ok && ok.workflow.config.tracker.apiKey).toBe('s3cret');
+    const bad = diagnostics(text, { env: {} });
+    const d = bad.find((x) => x.code === 'tracker.api_key.empty');
+    expect(d?.message).toContain('MY_TOKEN');
+    expect(d?.line).toBe(4);
+  });
+
+  it('env overrides beat the file, and their values are never $-expanded', () => {
+    const result = load(BASE, {
+      env: {
+        ORCHESTRATOR_AGENT_MAX_TURNS: '3',
+        ORCHESTRATOR_TRACKER_PROJECT: '$NOT_EXPANDED',
+        NOT_EXPANDED: 'x',
+      },
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.agent.maxTurns).toBe(3);
+    expect(result.workflow.config.tracker.project).toBe('$NOT_EXPANDED');
+  });
+
+  it('a bad override is an error naming the variable', () => {
+    const d = diagnostics(BASE, { env: { ORCHESTRATOR_POLLING_INTERVAL_MS: 'soon' } });
+    expect(d.find((x) => x.code === 'env_override.invalid')?.message).toContain(
+      'ORCHESTRATOR_POLLING_INTERVAL_MS',
+    );
+  });
+
+  it('reads .env only when asked, and the real environment wins over it', () => {
+    const envFile = path.join(dir, 'test.env');
+    writeFileSync(envFile, 'ORCHESTRATOR_AGENT_MAX_TURNS=9\nMY_TOKEN=from-file\n');
+    const text = BASE.replace('  kind: file', '  kind: file\n  api_key: $MY_TOKEN');
+    const without = load(text, { env: { MY_TOKEN: 'x' } });
+    expect(without.ok && without.workflow.config.agent.maxTurns).toBe(20);
+    const withFile = load(text, { env: { MY_TOKEN: 'real' }, envFile });
+    if (!withFile.ok) throw new Error(JSON.stringify(withFile.diagnostics));
+    expect(withFile.workflow.config.agent.maxTurns).toBe(9);
+    expect(withFile.workflow.config.tracker.apiKey).toBe('real');
+    const viaVariable = load(text, { env: { ORCHESTRATOR_ENV_FILE: envFile } });
+    expect(viaVariable.ok && viaVariable.workflow.config.tracker.apiKey).toBe('from-file');
+  });
+
+  it('an env file that was asked for but is missing is an error', () => {
+    const d = diagnostics(BASE, { envFile: path.join(dir, 'nope.env') });
+    expect(d.map((x) => x.code)).toContain('env_file.not_found');
+  });
+
+  it('reports every problem in one pass, not only the first', () => {
+    const text = `---
+tracker:
+  kind: file
+  active_states: [Todo]
+  terminal_states: [todo]
+file:
+  path: issues.json
+agent:
+  kind: mock
+  max_turns: lots
+  max_retry_backoff_ms: -1
+server:
+  host: example.org
+---
+{{ issue.nope }}
+`;
+    const codes = diagnostics(text).map((d) => `${d.line}:${d.code}`);
+    expect(codes).toEqual([
+      '5:tracker.states.overlap',
+      '10:agent.max_turns.invalid',
+      '11:agent.max_retry_backoff_ms.out_of_range',
+      '13:server.host.invalid',
+      '15:template.unknown_variable',
+    ]);
+  });
+
+  it('an unknown key is a warning that suggests the key meant', () => {
+    const d = diagnostics(BASE.replace('  kind: mock', '  kind: mock\n  max_turn: 3'));
+    expect(d).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        code: 'config.unknown_key',
+        line: 10,
+        column: 3,
+        message: expect.stringContaining('agent.max_turns'),
+      }),
+    ]);
+  });
+
+  it('pass-through blocks of known kinds are not unknown keys, but their bad values are errors', () => {
+    const d = diagnostics(`${BASE.replace('---\nWork', 'echo:\n  fail_rate: 3\n---\nWork')}`);
+    expect(d.map((x) => [x.code, x.line])).toEqual([['echo.fail_rate.out_of_range', 11]]);
+  });
+
+  it('positions stay right in a CRLF file with a BOM', () => {
+    const text = `\uFEFF${BASE.replace('  kind: mock', '  kind: mock\n  max_turns: x')}`.replace(
+      /\n/g,
+      '\r\n',
+    );
+    const d = diagnostics(text);
+    expect(d.map((x) => [x.code, x.line, x.column])).toEqual([['agent.max_turns.invalid', 10, 14]]);
+  });
+
+  it('a template error is reported at its line in the file, front matter included', () => {
+    const d = diagnostics(
+      BASE.replace('Work on {{ issue.title }}.', 'Line one\n\nWork on {{ issue.title | nope }}.'),
+    );
+    expect(d.map((x) => [x.code, x.line])).toEqual([['template.unknown_filter', 13]]);
+  });
+
+  it('a missing file is a coded error, not an exception', () => {
+    const result = loadWorkflow(path.join(dir, 'missing.md'), { env: {} });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.diagnostics[0]?.code).toBe('workflow.not_found');
+  });
+
+  it('relative db_path and workspace.root are anchored to the workflow file, ~ to home', () => {
+    const result = load(BASE.replace('agent:', 'db_path: state/o.db\nworkspace:\n  root: ~/ws\nagent:'));
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.dbPath).toBe(path.join(dir, 'state/o.db'));
+    expect(result.workflow.config.workspaceRoot).toBe(path.join(os.homedir(), 'ws'));
+  });
+});
