@@ -76,7 +76,7 @@ export interface BuildContext {
   workflowPath: string;
   env: Env;
   /** Dotted paths set by ORCHESTRATOR_* overrides: no `$` expansion for those. */
-  overridden: ReadonlySet<string>;
+  overridden: { has(path: string): boolean };
   home?: string;
   tmpdir?: string;
 }

@@ -62,14 +62,14 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: readonly str
 ];
 
 export interface OverrideResult {
-  /** Dotted paths whose value came from the environment (never `$`-expanded later). */
-  overridden: Set<string>;
+  /** Dotted path → the variable its value came from (never `$`-expanded later). */
+  overridden: Map<string, string>;
   issues: ConfigIssue[];
 }
 
 /** Applies every non-empty override to `raw` in place. */
 export function applyEnvOverrides(raw: Record<string, unknown>, env: Env): OverrideResult {
-  const overridden = new Set<string>();
+  const overridden = new Map<string, string>();
   const issues: ConfigIssue[] = [];
   for (const { variable, path, as } of ENV_OVERRIDES) {
     const text = env[variable];
@@ -85,7 +85,7 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: Env): Overr
       continue;
     }
     setIn(raw, path, value);
-    overridden.add(path.join('.'));
+    overridden.set(path.join('.'), variable);
   }
   return { overridden, issues };
 }

@@ -75,6 +75,17 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     return fail();
   }
 
+  const normalised = normaliseText(raw);
+  if (split.yaml === null && /^\s*\n---[ \t]*\n/.test(normalised)) {
+    const first = normalised.split('\n').findIndex((l) => l.trim() !== '');
+    diagnostics.push({
+      ...at(file, first + 1, 1),
+      severity: 'error',
+      code: 'workflow.front_matter.not_first_line',
+      message: 'front matter must start on the first line: remove what stands before "---"',
+    });
+    return fail();
+  }
   const lineCounter = new LineCounter();
   let doc: Document | null = null;
   let data: unknown = {};
@@ -107,12 +118,18 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     return fail();
   }
   const rawMap = data as Record<string, unknown>;
+  let fromEnv: ReadonlyMap<string, string> = new Map();
   const place = (issue: ConfigIssue): Diagnostic => {
-    const pos = doc && issue.path.length > 0 ? locate(doc, lineCounter, split.yamlOrigin, issue.path) : null;
+    // A value that came from an ORCHESTRATOR_* variable has no place in the file: name the variable.
+    const variable = fromEnv.get(issue.path.join('.'));
+    const pos =
+      doc && issue.path.length > 0 && variable === undefined
+        ? locate(doc, lineCounter, split.yamlOrigin, issue.path)
+        : null;
     return {
       severity: issue.severity,
       code: issue.code,
-      message: issue.message,
+      message: variable === undefined ? issue.message : `${issue.message} (from ${variable})`,
       file,
       line: pos?.line ?? null,
       column: pos?.column ?? null,
@@ -122,6 +139,7 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
 
   const overrides = applyEnvOverrides(rawMap, env);
   diagnostics.push(...overrides.issues.map((i) => ({ ...place(i), line: null, column: null })));
+  fromEnv = overrides.overridden;
 
   if (doc) {
     diagnostics.push(
@@ -245,7 +263,17 @@ function kindIssues(
       path: ['tracker', 'kind'],
     });
   } else if (t !== '') {
-    issues.push(...kinds.checkTracker(config.tracker));
+    const block = blocks[t];
+    if (block !== undefined && block !== null && (typeof block !== 'object' || Array.isArray(block))) {
+      issues.push({
+        severity: 'error',
+        code: `${t}.invalid`,
+        message: `${t} must be a map of keys (for example "${t}:" followed by indented settings)`,
+        path: [t],
+      });
+    } else {
+      issues.push(...kinds.checkTracker(config.tracker));
+    }
   }
   const a = config.agent.kind;
   if (a !== '' && !kinds.agentKinds.includes(a)) {

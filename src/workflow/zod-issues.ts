@@ -27,47 +27,57 @@ export function schemaIssue(
   const inner = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
   const keyPath = [...prefix, ...inner];
   const name = keyPath.join('.');
+  // Codes name the key, not the list position, so they stay stable as lists change.
+  const codeName = keyPath.filter((p) => typeof p !== 'number').join('.');
   const got = describeValue(valueAt(raw, inner));
   switch (issue.code) {
     case 'invalid_type':
       return {
         severity: 'error',
-        code: `${name}.invalid`,
+        code: `${codeName}.invalid`,
         message: `${name} must be ${article(issue.expected)}, got ${got}`,
         path: keyPath,
       };
     case 'too_small':
+      if (issue.origin === 'string' && Number(issue.minimum) === 1) {
+        return {
+          severity: 'error',
+          code: `${codeName}.empty`,
+          message: `${name} must not be empty`,
+          path: keyPath,
+        };
+      }
       return {
         severity: 'error',
-        code: `${name}.out_of_range`,
-        message: `${name} must be at least ${String(issue.minimum)}, got ${got}`,
+        code: `${codeName}.out_of_range`,
+        message: `${name} must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}, got ${got}`,
         path: keyPath,
       };
     case 'too_big':
       return {
         severity: 'error',
-        code: `${name}.out_of_range`,
-        message: `${name} must be at most ${String(issue.maximum)}, got ${got}`,
+        code: `${codeName}.out_of_range`,
+        message: `${name} must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}, got ${got}`,
         path: keyPath,
       };
     case 'invalid_value':
       return {
         severity: 'error',
-        code: `${name}.unsupported`,
+        code: `${codeName}.unsupported`,
         message: `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${got}`,
         path: keyPath,
       };
     case 'invalid_key':
       return {
         severity: 'error',
-        code: `${name}.invalid_key`,
+        code: `${codeName}.invalid_key`,
         message: `${name} is not an allowed key name`,
         path: keyPath,
       };
     default:
       return {
         severity: 'error',
-        code: `${name}.invalid`,
+        code: `${codeName}.invalid`,
         message: `${name}: ${issue.message}`,
         path: keyPath,
       };
@@ -75,7 +85,8 @@ export function schemaIssue(
 }
 
 function article(expected: string): string {
-  if (expected === 'number' || expected === 'int') return 'a number';
+  if (expected === 'int') return 'a whole number';
+  if (expected === 'number') return 'a number';
   if (expected === 'object' || expected === 'record') return 'a map of keys';
   if (expected === 'array') return 'a list';
   if (expected === 'string') return 'text';
@@ -97,6 +108,7 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a map';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -22,7 +22,11 @@ const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
 
 type Env = Record<string, string>;
 
-/** A token that resolves `$GITHUB_TOKEN` without looking like a real one. */
+/**
+ * Resolves `$GITHUB_TOKEN`. Deliberately not `ghp_…`-shaped: github.api_key.literal is
+ * currently checked on the RESOLVED value, so a real-looking token supplied through
+ * $GITHUB_TOKEN is wrongly reported as a literal token in the file.
+ */
 const GH: Env = { GITHUB_TOKEN: 'test-token-for-corpus' };
 
 interface InvalidRow {
@@ -39,7 +43,7 @@ interface InvalidRow {
 
 /*
  * Deliberately NOT in this table, because src/ currently gets them wrong and a row would
- * enshrine the wrong answer (see the corpus report): an unclosed quote or flow list that is
+ * enshrine the wrong answer: an unclosed quote or flow list that is
  * not on the last line (reported at the end of the front matter / on the next line), an
  * undefined YAML alias (reported at line 2), an ORCHESTRATOR_* override with a bad value for
  * the schema (reported at the file's line, or the first key, without naming the variable),
@@ -54,6 +58,7 @@ const INVALID: InvalidRow[] = [
     line: 25,
   },
   { file: 'agent-command-list.md', code: 'agent.command.invalid', line: 25 },
+  { file: 'agent-kind-missing.md', code: 'agent.kind.missing', line: 21 },
   { file: 'agent-kind-typo.md', code: 'agent.kind.unknown', line: 21, message: 'did you mean "claude-code"' },
   { file: 'agent-kind-unknown.md', code: 'agent.kind.unknown', line: 21 },
   { file: 'agent-max-concurrent-agents-list.md', code: 'agent.max_concurrent_agents.invalid', line: 23 },
@@ -65,6 +70,7 @@ const INVALID: InvalidRow[] = [
   { file: 'agent-max-turns-fraction.md', code: 'agent.max_turns.invalid', line: 22 },
   { file: 'agent-max-turns-negative.md', code: 'agent.max_turns.out_of_range', line: 22 },
   { file: 'agent-max-turns-not-number.md', code: 'agent.max_turns.invalid', line: 22 },
+  { file: 'agent-missing.md', code: 'agent.kind.missing', line: 3 },
   { file: 'agent-not-a-map.md', code: 'agent.invalid', line: 20 },
   { file: 'agent-stall-timeout-negative.md', code: 'agent.stall_timeout_ms.out_of_range', line: 24 },
   { file: 'agent-turn-timeout-not-number.md', code: 'agent.turn_timeout_ms.invalid', line: 24 },
@@ -143,6 +149,7 @@ const INVALID: InvalidRow[] = [
   { file: 'echo-block-string.md', code: 'echo.invalid', line: 28 },
   { file: 'echo-delay-negative.md', code: 'echo.delay_ms.out_of_range', line: 29 },
   { file: 'echo-fail-rate-too-big.md', code: 'echo.fail_rate.out_of_range', line: 30 },
+  // The line is in the .env file the diagnostic names, not in the workflow.
   {
     file: 'env-file-bad-line.md',
     env: { ORCHESTRATOR_ENV_FILE: path.join(INVALID_DIR, 'broken.env') },
@@ -176,6 +183,16 @@ const INVALID: InvalidRow[] = [
     line: null,
     message: 'ORCHESTRATOR_AGENT_MAX_COST_USD',
   },
+  {
+    file: 'env-override-port-out-of-range.md',
+    env: { ORCHESTRATOR_SERVER_PORT: '70000' },
+    code: 'server.port.out_of_range',
+    line: null,
+    message: 'ORCHESTRATOR_SERVER_PORT',
+  },
+  { file: 'blank-line-before-front-matter.md', code: 'workflow.front_matter.not_first_line', line: 2 },
+  { file: 'file-block-not-a-map.md', code: 'file.invalid', line: 11 },
+  { file: 'active-states-empty-string.md', code: 'tracker.active_states.empty', line: 5 },
   { file: 'error-deep-in-file.md', code: 'worker.ssh_strict_host_key_checking.unsupported', line: 85 },
   { file: 'file-path-list.md', code: 'file.path.invalid', line: 12 },
   { file: 'file-tracker-without-file-block.md', code: 'file.path.missing', line: 3 },
@@ -381,10 +398,12 @@ const INVALID: InvalidRow[] = [
   { file: 'yaml-duplicate-section.md', code: 'workflow.yaml_duplicate_key', line: 28 },
   { file: 'yaml-missing-colon-space.md', code: 'workflow.yaml_syntax', line: 26 },
   { file: 'yaml-tab-indentation.md', code: 'workflow.yaml_syntax', line: 15 },
+  // The quote is on the last YAML line on purpose: opened earlier, it is reported at the end of the front matter.
   { file: 'yaml-unclosed-quote.md', code: 'workflow.yaml_syntax', line: 27 },
 ];
 
-const ENV_ROOTS = (env: Env): Env => ({
+/** The child's whole environment: enough to start node, plus the row's variables. */
+const childEnv = (env: Env): Env => ({
   PATH: process.env.PATH ?? '',
   ...(process.env.HOME !== undefined ? { HOME: process.env.HOME } : {}),
   ...(process.env.TMPDIR !== undefined ? { TMPDIR: process.env.TMPDIR } : {}),
@@ -427,7 +446,7 @@ function runCli(args: string[], env: Env): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
       cwd: ROOT,
-      env: ENV_ROOTS(env),
+      env: childEnv(env),
     });
     let stdout = '';
     let stderr = '';
@@ -486,7 +505,6 @@ describe('invalid workflow corpus', () => {
 const CLI_SAMPLE = [
   'yaml-tab-indentation.md',
   'server-port-too-big.md',
-  'crlf-server-port-too-big.md',
   'bom-logging-level-unsupported.md',
   'github-api-key-env-unset.md',
   'template-unknown-issue-field.md',
@@ -560,7 +578,7 @@ describe('valid workflow corpus', () => {
     expect(diagnostics, describeAll(diagnostics)).toEqual([]);
   });
 
-  it('the file tracker ones point at an issues file that exists', () => {
+  it('the file-tracker samples point at an issues file that exists, so they would also start', () => {
     for (const row of VALID) {
       const result = load(path.join(VALID_DIR, row.file), row.env ?? {});
       if (!result.ok || result.workflow.config.tracker.kind !== 'file') continue;

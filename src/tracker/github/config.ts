@@ -28,14 +28,6 @@ export function checkGithubSettings(settings: TrackerSettings): ConfigIssue[] {
       path: ['tracker', 'endpoint'],
     });
   }
-  if (/^(gh[pousr]_|github_pat_)/.test(settings.apiKey) && settings.apiKey.length > 0) {
-    issues.push({
-      severity: 'warning',
-      code: 'github.api_key.literal',
-      message: 'tracker.api_key holds a literal token: use $GITHUB_TOKEN so the secret stays out of the file',
-      path: ['tracker', 'api_key'],
-    });
-  }
   for (const [key, value] of Object.entries(settings.options)) {
     if (!BLOCK_KEYS.includes(key)) {
       issues.push({
