@@ -61,6 +61,15 @@ export function buildProgram(io: {
       io.exit(await runRun(workflowPath, opts, io.out, io.err));
     });
 
+  program
+    .command('adapters')
+    .description('list agent kinds: command found, version, health, usage reporting, tool channel')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { json: boolean }) => {
+      const { runAdapters } = await import('./adapters-command.js');
+      io.exit(await runAdapters(opts.json, io.out));
+    });
+
   return program;
 }
 

@@ -1,5 +1,22 @@
 /** Registration of the `mock` kind. */
 import { registerAgent } from '../registry.js';
+import { MockAdapter } from './adapter.js';
 import { mockBlock } from './config.js';
+import { MOCK_USAGE_SOURCES } from './usage.js';
 
-registerAgent('mock', { validateConfig: mockBlock.validate });
+registerAgent('mock', {
+  validateConfig: mockBlock.validate,
+  runtime: {
+    factory: () => new MockAdapter(),
+    requiresCommand: false,
+    defaultCommand: null,
+    mcpDialect: 'none',
+    mcpDialectNoneReason: 'the mock runtime calls no tools of ours',
+    usageSources: MOCK_USAGE_SOURCES,
+    credentialEnv: [],
+    effortForwarding: 'not_forwarded',
+    verificationContext: [],
+    usageLimitRecognition: 'not_recognized',
+    usageLimitNotRecognizedReason: 'the mock runtime has no provider and so no usage limit',
+  },
+});

@@ -1,0 +1,77 @@
+/**
+ * The one sanitiser for text that leaves an agent turn (tool arguments, messages):
+ * every adapter's output is cleaned the same way, once, before anything stores,
+ * streams or serves it. Adapters pass text as the runtime sent it.
+ */
+
+/** Secret values to mask wherever they appear, registered by the composition root. */
+const secrets = new Set<string>();
+const MIN_SECRET_LENGTH = 4;
+export const MASK = '***';
+
+/** Registers secret values (tokens, credentials) to be masked in every sanitised text. */
+export function registerSecrets(values: Iterable<string>): void {
+  for (const v of values) if (v.length >= MIN_SECRET_LENGTH) secrets.add(v);
+}
+
+/** Forgets every registered secret (tests). */
+export function clearSecrets(): void {
+  secrets.clear();
+}
+
+/** Replaces every registered secret value in `text`. */
+export function maskSecrets(text: string): string {
+  let out = text;
+  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join(MASK);
+  return out;
+}
+
+const SHELL_WRAPPER =
+  /^\s*(?:\/usr\/bin\/env\s+)?(?:\/bin\/|\/usr\/bin\/)?(?:bash|sh|zsh|dash)\s+-(?:l?c|cl)\s+([\s\S]*)$/;
+
+/** `bash -lc 'cmd'` → `cmd`; leaves anything else alone. */
+export function unwrapShell(command: string): string {
+  const m = SHELL_WRAPPER.exec(command);
+  if (m === null) return command;
+  const inner = (m[1] ?? '').trim();
+  const quote = inner[0];
+  if ((quote === "'" || quote === '"') && inner.endsWith(quote) && inner.length >= 2) {
+    const body = inner.slice(1, -1);
+    return quote === "'" ? body.replace(/'\\''/g, "'") : body.replace(/\\(["\\$`])/g, '$1');
+  }
+  return inner;
+}
+
+/** Control characters (except tab and newline) become U+FFFD so logs and terminals stay intact. */
+export function replaceControlCharacters(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD');
+}
+
+/** Cuts text longer than `maxChars`, saying how much was dropped. */
+export function truncate(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const dropped = text.length - maxChars;
+  return `${text.slice(0, maxChars)}… [${dropped} more characters]`;
+}
+
+export interface SanitizeOptions {
+  /** Workspace path to strip from paths and commands. */
+  workspacePath?: string;
+  /** Unwrap a `bash -lc` / `sh -c` wrapper (shell tool arguments). */
+  unwrapShell?: boolean;
+  maxChars?: number;
+}
+
+const DEFAULT_MAX_CHARS = 500;
+
+/** Unwraps, strips the workspace, replaces control characters, masks secrets, truncates: in that order. */
+export function sanitize(text: string, options: SanitizeOptions = {}): string {
+  let out = options.unwrapShell ? unwrapShell(text) : text;
+  if (options.workspacePath) {
+    const root = options.workspacePath.replace(/\/+$/, '');
+    out = out.split(`${root}/`).join('').split(root).join('.');
+  }
+  out = replaceControlCharacters(out);
+  out = maskSecrets(out);
+  return truncate(out, options.maxChars ?? DEFAULT_MAX_CHARS);
+}

@@ -1,0 +1,68 @@
+/**
+ * Tool calls: each adapter maps its runtime's tool names to a small set of kinds
+ * and the input member that holds the main argument; the tracker pairs starts
+ * with ends and times them. Nothing here cleans text: the sanitiser does that once.
+ */
+import type { ToolKind } from '../../domain/agent.js';
+
+/** A runtime tool name's kind and the input member holding its main argument. */
+export interface ToolMapping {
+  kind: ToolKind;
+  key: string;
+}
+
+export interface ToolCall {
+  name: string;
+  kind: ToolKind | null;
+  /** The raw main argument; null when the tool has none or is unmapped. */
+  argument: string | null;
+}
+
+/** Builds a call from a mapping table; unmapped names keep only their name. */
+export function mapToolCall(
+  table: Readonly<Record<string, ToolMapping>>,
+  name: string,
+  input: unknown,
+): ToolCall {
+  const mapping = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (mapping === undefined) return { name, kind: null, argument: null };
+  const value =
+    input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[mapping.key] : undefined;
+  if (typeof value === 'string') return { name, kind: mapping.kind, argument: value };
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+    return { name, kind: mapping.kind, argument: value.join(', ') };
+  }
+  return { name, kind: mapping.kind, argument: null };
+}
+
+/** The name of a tool served by an MCP server (or another namespace): `server.tool`. */
+export function qualifiedToolName(server: string, tool: string): string {
+  return `${server}.${tool}`;
+}
+
+/** Pairs tool starts with their ends and measures durations on an injected clock. */
+export class ToolTracker {
+  private readonly inFlight = new Map<string, { call: ToolCall; startedMs: number }>();
+  constructor(private readonly nowMs: () => number = Date.now) {}
+
+  begin(id: string, call: ToolCall): void {
+    this.inFlight.set(id, { call, startedMs: this.nowMs() });
+  }
+
+  /** Ends a call; undefined when `id` never began (a result without its start). */
+  end(id: string): { call: ToolCall; durationMs: number } | undefined {
+    const entry = this.inFlight.get(id);
+    if (entry === undefined) return undefined;
+    this.inFlight.delete(id);
+    return { call: entry.call, durationMs: Math.max(0, this.nowMs() - entry.startedMs) };
+  }
+
+  /** Calls begun and never ended (a turn that stopped mid-tool). */
+  pending(): ToolCall[] {
+    return [...this.inFlight.values()].map((e) => e.call);
+  }
+
+  reset(): void {
+    this.inFlight.clear();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Credential verification: before a working session's first turn, prove the
+ * agent's credential with one small request through the same adapter and
+ * settings, so a revoked key fails fast as `credential_unverified` instead of
+ * burning a full attempt. A proof for the same setup is reused for 15 minutes.
+ */
+import { createHash } from 'node:crypto';
+import {
+  type AgentAdapter,
+  AgentError,
+  type StartSessionParams,
+  type TurnOutcome,
+} from '../../domain/agent.js';
+import type { Issue } from '../../domain/issue.js';
+
+/** How long a proof stays fresh. */
+export const PROOF_TTL_MS = 15 * 60_000;
+
+/** The fixed request a verification session sends. */
+export const VERIFICATION_PROMPT = 'Reply with the single word "ready". Do not use any tool.';
+
+/** Where proofs live; SQLite arrives with the orchestrator, tests use memory. */
+export interface ProofStore {
+  /** Epoch ms of the last proof for `key`, or null. */
+  get(key: string): number | null;
+  put(key: string, verifiedAtMs: number): void;
+}
+
+/** A proof store in memory. */
+export class MemoryProofStore implements ProofStore {
+  private readonly proofs = new Map<string, number>();
+  get(key: string): number | null {
+    return this.proofs.get(key) ?? null;
+  }
+  put(key: string, verifiedAtMs: number): void {
+    this.proofs.set(key, verifiedAtMs);
+  }
+}
+
+/** Keys a proof to the agent setup: kind, command, block, and the credential values (hashed, never stored). */
+export function proofKey(
+  kind: string,
+  command: string | null,
+  options: Record<string, unknown>,
+  credentials: readonly string[],
+): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([kind, command, sortKeys(options), credentials]));
+  return `${kind}:${hash.digest('hex').slice(0, 32)}`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+export type VerificationResult =
+  | { ok: true; cached: boolean; attempts: number }
+  | { ok: false; error: AgentError; attempts: number };
+
+export interface VerifyParams {
+  adapter: AgentAdapter;
+  start: StartSessionParams;
+  key: string;
+  store: ProofStore;
+  /** The issue the working session is for (verification turns carry it for logs only). */
+  issue: Issue;
+  nowMs?: () => number;
+  /** Per-attempt timeout. */
+  timeoutMs: number;
+}
+
+/** Verifies the credential, or reuses a fresh proof. Never throws for a runtime failure. */
+export async function verifyCredential(p: VerifyParams): Promise<VerificationResult> {
+  const now = p.nowMs ?? Date.now;
+  const last = p.store.get(p.key);
+  if (last !== null && now() - last < PROOF_TTL_MS) return { ok: true, cached: true, attempts: 0 };
+
+  let attempts = 0;
+  for (const fullContext of [false, true]) {
+    attempts += 1;
+    const outcome = await attempt(p, fullContext);
+    if (outcome.kind === 'verified') {
+      p.store.put(p.key, now());
+      return { ok: true, cached: false, attempts };
+    }
+    // Only a session that never reached the model earns a second try with full context:
+    // a reduced-context switch the installed runtime predates is the likely cause.
+    if (!outcome.neverReachedModel || fullContext) return { ok: false, error: outcome.error, attempts };
+  }
+  throw new Error('unreachable');
+}
+
+type AttemptOutcome =
+  | { kind: 'verified' }
+  | { kind: 'refused'; error: AgentError; neverReachedModel: boolean };
+
+async function attempt(p: VerifyParams, fullContext: boolean): Promise<AttemptOutcome> {
+  let session: Awaited<ReturnType<AgentAdapter['startSession']>>;
+  try {
+    session = await p.adapter.startSession({
+      ...p.start,
+      resumeSessionId: null,
+      credentialVerification: { fullContext },
+    });
+  } catch (error) {
+    const agentError = error instanceof AgentError ? error : new AgentError('response_error', String(error));
+    return {
+      kind: 'refused',
+      error: agentError,
+      neverReachedModel: agentError.kind === 'port_exit' || agentError.kind === 'response_error',
+    };
+  }
+  const signal = AbortSignal.timeout(p.timeoutMs);
+  let outcome: TurnOutcome;
+  try {
+    outcome = await p.adapter.runTurn(session, {
+      prompt: VERIFICATION_PROMPT,
+      issue: p.issue,
+      onEvent: () => undefined,
+      signal,
+    });
+  } finally {
+    await p.adapter.stopSession(session);
+  }
+  if (outcome.error === undefined && outcome.result.exitReason === 'turn_completed')
+    return { kind: 'verified' };
+  const error =
+    outcome.error ?? new AgentError('turn_failed', `verification turn ended: ${outcome.result.exitReason}`);
+  const neverReachedModel =
+    (error.kind === 'port_exit' || error.kind === 'response_error') && !outcome.result.usageMeasured;
+  return { kind: 'refused', error, neverReachedModel };
+}

@@ -1,0 +1,438 @@
+/**
+ * The usage ledger of one session: it turns a kind's raw usage reports into the run's
+ * figure. The traps it exists for: a streaming runtime repeats one request's usage on
+ * many lines (count it once, at its largest); a session-cumulative counter includes
+ * spend from before this run (subtract the history, estimating it when unknown); a turn
+ * must add to the turns before it, never restart at zero; and a figure only claims to
+ * cover a turn when the runtime replied, nothing stopped it and every count is known.
+ */
+import type { ReportedAmount, TokenCounts } from '../../domain/agent.js';
+import { AmountBook, sumAmountsByIdentity } from './amount-book.js';
+import {
+  addByModel,
+  addCounts,
+  type CountsByModel,
+  cloneByModel,
+  isComplete,
+  maxByModel,
+  maxCounts,
+  normalise,
+  sameCounts,
+  subtractByModel,
+  subtractCounts,
+  sumByModel,
+  tokenCounts,
+  ZERO,
+} from './counts.js';
+import { CumulativeTrack, type Vec } from './cumulative.js';
+import type { RecordsRead, SpendCounts, SpendReading } from './reading.js';
+import { assertSources, type SpendDeclaration, type UsageSources } from './sources.js';
+
+/** How a turn ended, as far as usage is concerned. */
+export interface TurnEnd {
+  /** The runtime's terminal reply for the turn arrived. */
+  replied: boolean;
+  /** The runtime served the turn output (see `TurnSpend.markModelReached`). */
+  modelReached: boolean;
+  /** The turn was stopped before it finished. */
+  cancelled: boolean;
+}
+
+/** A settled turn. */
+export interface Settlement {
+  /** Run-cumulative counts after this turn; never below an earlier settlement. */
+  run: TokenCounts;
+  /** Run-cumulative counts per model; {} when the source names no model. */
+  byModel: Record<string, TokenCounts>;
+  /** What this turn added to `run`. */
+  turn: TokenCounts;
+  /** The figure covers the whole turn: replied, not cancelled, not a lower bound, every count known. */
+  covered: boolean;
+  /** The covering figure is the runtime's running session total, so it includes every earlier turn. */
+  sessionTotal: boolean;
+  /** The figure rests on an estimated history position. */
+  estimated: boolean;
+  /** This turn produced a token figure (false for a turn with no reading, and for kinds counting no tokens). */
+  measured: boolean;
+  /** Run-cumulative reported amounts, one per unit, sorted by unit. */
+  amounts: ReportedAmount[];
+}
+
+/** What `observeRequest` returns. */
+export interface RequestObservation {
+  /** This turn's requests, each counted once at its largest. */
+  turn: TokenCounts;
+  /** This turn's counts per model; {} when the source names no model. */
+  byModel: Record<string, TokenCounts>;
+  /** The first sighting of this request: gate a token_usage emission on it. */
+  isNew: boolean;
+}
+
+/** What `observeCumulative` returns. */
+export interface CumulativeObservation {
+  /** The run's counts so far (settled turns plus this one). */
+  run: TokenCounts;
+  /** What this turn adds to the settled run so far. */
+  turn: TokenCounts;
+  /** This turn's counts per model; {} when the source names no model. */
+  byModel: Record<string, TokenCounts>;
+  /** The reading moved the run's figure. */
+  isNew: boolean;
+}
+
+/** Counts as reported, reasoning included (undefined = not reported apart). */
+interface Raw {
+  input: number | null;
+  output: number | null;
+  cacheRead: number | null;
+  cacheWrite: number | null;
+  reasoning: number | null | undefined;
+}
+
+interface RequestEntry {
+  raw: Raw;
+  model: string | null;
+  /** What an earlier turn already settled for this request id. */
+  prior: Raw | null;
+}
+
+const ANONYMOUS = '\u0000anonymous:';
+
+function larger(a: number | null | undefined, b: number | null | undefined): number | null | undefined {
+  if (typeof a === 'number' && typeof b === 'number') return Math.max(a, b);
+  if (typeof a === 'number') return a;
+  if (typeof b === 'number') return b;
+  return a === null || b === null ? null : undefined;
+}
+
+function rawOf(c: SpendCounts): Raw {
+  return {
+    input: c.input,
+    output: c.output,
+    cacheRead: c.cacheRead,
+    cacheWrite: c.cacheWrite,
+    reasoning: c.reasoning,
+  };
+}
+
+/** Field by field, the larger known count; unknown only when neither knows it. */
+function mergeRaw(a: Raw, b: SpendCounts): Raw {
+  return {
+    input: larger(a.input, b.input) ?? null,
+    output: larger(a.output, b.output) ?? null,
+    cacheRead: larger(a.cacheRead, b.cacheRead) ?? null,
+    cacheWrite: larger(a.cacheWrite, b.cacheWrite) ?? null,
+    reasoning: larger(a.reasoning, b.reasoning),
+  };
+}
+
+function toVec(c: TokenCounts): Vec {
+  return [c.inputTokens, c.outputTokens, c.cacheReadTokens, c.cacheWriteTokens];
+}
+
+function fromVec(v: Vec): TokenCounts {
+  return tokenCounts(v[0] ?? 0, v[1] ?? 0, v[2] ?? 0, v[3] ?? 0);
+}
+
+/**
+ * Per-request readings summed with each request counted once at its largest, field by
+ * field; a reading without identity is a request of its own.
+ */
+export function sumRequests(readings: readonly SpendReading[], decl: SpendDeclaration): TokenCounts {
+  const merged = new Map<string, Raw>();
+  readings.forEach((r, i) => {
+    const key = r.identity ?? `${ANONYMOUS}${i}`;
+    const seen = merged.get(key);
+    merged.set(key, seen === undefined ? rawOf(r) : mergeRaw(seen, r));
+  });
+  let sum: TokenCounts = ZERO;
+  for (const raw of merged.values()) sum = addCounts(sum, normalise(raw, decl));
+  return sum;
+}
+
+export class UsageLedger {
+  readonly sources: UsageSources;
+  readonly #decl: SpendDeclaration;
+  readonly #amounts: AmountBook;
+  /** The session counter, for a session-cumulative live source. */
+  readonly #counter: CumulativeTrack | null;
+  /** The replayed last figure may still arrive. */
+  #replayOpen: boolean;
+  /** What the session's records held before this run; null while unknown. */
+  #recordsHistory: TokenCounts | null = null;
+
+  #run: TokenCounts = ZERO;
+  #byModel: CountsByModel = {};
+  /** Session-cumulative counters: run-cumulative counts per model as observed. */
+  #counterByModel: CountsByModel = {};
+  /** Request ids settled by earlier turns, at their largest. */
+  readonly #settledRequests = new Map<string, Raw>();
+
+  #requests = new Map<string, RequestEntry>();
+  #anonymous = 0;
+  #touched = false;
+  #settled = false;
+  /** Carried to the next settlement: a history estimate, a counter reading. */
+  #estimatedPending = false;
+  #counterMeasured = false;
+  /** The run figure the last counter observation returned. */
+  #lastObservedRun: TokenCounts = ZERO;
+
+  /** Throws `UsageSourcesError` for sources that fail `checkSources`. */
+  constructor(sources: UsageSources) {
+    assertSources(sources);
+    this.sources = sources;
+    this.#decl = sources.live.spend;
+    this.#amounts = new AmountBook(this.#decl.amounts);
+    this.#counter = this.#decl.shape === 'session_cumulative' ? new CumulativeTrack(4) : null;
+    this.#replayOpen = this.#decl.replay === 'last_figure';
+  }
+
+  /** The run's settled counts. */
+  run(): TokenCounts {
+    return this.#run;
+  }
+
+  /** Call once, before the first turn, when the run creates the session: it has no history. */
+  sessionCreated(): void {
+    this.#counter?.setHistory([0, 0, 0, 0]);
+    this.#recordsHistory = ZERO;
+    this.#amounts.sessionCreated();
+    this.#replayOpen = false;
+  }
+
+  /** For a resumed session: its history is what its records already hold. */
+  boundary(read: RecordsRead): void {
+    const decl = this.sources.records?.spend ?? this.#decl;
+    const total = sumRequests(read.readings, decl);
+    this.#counter?.setHistory(toVec(total));
+    this.#recordsHistory = total;
+    this.#amounts.boundary(
+      sumAmountsByIdentity(
+        read.readings.map((r, i) => ({ key: r.identity ?? `${ANONYMOUS}${i}`, amounts: r.amounts ?? [] })),
+      ),
+    );
+    this.#replayOpen = false;
+  }
+
+  /**
+   * Opens a turn. Observing after a settlement opens one implicitly; opening a turn while
+   * the previous one holds readings it never settled is a programming error and throws.
+   */
+  beginTurn(): void {
+    if (!this.#settled && this.#touched) throw new Error('usage ledger: the previous turn was never settled');
+    this.#openTurn();
+  }
+
+  #openTurn(): void {
+    this.#requests = new Map();
+    this.#touched = false;
+    this.#settled = false;
+    this.#amounts.beginTurn();
+  }
+
+  #ensureOpen(): void {
+    if (this.#settled) this.#openTurn();
+    this.#touched = true;
+  }
+
+  /**
+   * A per-request (or per-turn) report, and the way an amounts-only kind reports its amounts.
+   * Each request id counts once, at the largest value seen for each count; a reading without
+   * identity is a request of its own (so a per-turn figure repeated during the turn needs one id).
+   */
+  observeRequest(reading: SpendReading): RequestObservation {
+    if (this.#decl.shape === 'session_cumulative') {
+      throw new Error('usage ledger: a session_cumulative source reports through observeCumulative');
+    }
+    this.#ensureOpen();
+    const key = reading.identity ?? `${ANONYMOUS}${this.#anonymous++}`;
+    const entry = this.#requests.get(key);
+    if (this.#decl.shape !== undefined) {
+      if (entry === undefined) {
+        const prior = reading.identity === null ? null : (this.#settledRequests.get(key) ?? null);
+        this.#requests.set(key, { raw: rawOf(reading), model: reading.model, prior });
+      } else {
+        entry.raw = mergeRaw(entry.raw, reading);
+        entry.model ??= reading.model;
+      }
+    } else if (entry === undefined) {
+      this.#requests.set(key, {
+        raw: rawOf({ input: null, output: null, cacheRead: null, cacheWrite: null }),
+        model: null,
+        prior: null,
+      });
+    }
+    this.#estimatedPending = this.#amounts.observe(reading.amounts, key, false) || this.#estimatedPending;
+    const { turn, byModel } = this.#requestFigure();
+    return { turn, byModel, isNew: entry === undefined };
+  }
+
+  #requestFigure(): { turn: TokenCounts; byModel: CountsByModel } {
+    let turn: TokenCounts = ZERO;
+    let byModel: CountsByModel = {};
+    if (this.#decl.shape === undefined) return { turn, byModel };
+    for (const entry of this.#requests.values()) {
+      const counts = normalise(entry.raw, this.#decl);
+      const added =
+        entry.prior === null ? counts : subtractCounts(counts, normalise(entry.prior, this.#decl));
+      turn = addCounts(turn, added);
+      if (this.#decl.servedModel && entry.model !== null) {
+        byModel = addByModel(byModel, { [entry.model]: added });
+      }
+    }
+    return { turn, byModel };
+  }
+
+  /**
+   * A session-cumulative report; `inTurn` when the runtime attributes it to the turn in
+   * flight. The first out-of-turn reading of a resumed session is its history when the
+   * source declares `replay: 'last_figure'`.
+   */
+  observeCumulative(reading: SpendReading, inTurn: boolean): CumulativeObservation {
+    const replay = this.#observeCounter(reading, inTurn);
+    const key = reading.identity ?? `${ANONYMOUS}${this.#anonymous++}`;
+    this.#estimatedPending = this.#amounts.observe(reading.amounts, key, replay) || this.#estimatedPending;
+    const run = this.#counterRun();
+    const before = this.#lastObservedRun;
+    this.#lastObservedRun = run;
+    return {
+      run,
+      turn: subtractCounts(run, this.#run),
+      byModel: subtractByModel(this.#counterByModel, this.#byModel),
+      isNew: !sameCounts(before, run),
+    };
+  }
+
+  /** Feeds the counter; returns whether the reading was a replayed history. */
+  #observeCounter(reading: SpendReading, inTurn: boolean): boolean {
+    const counter = this.#counter;
+    if (counter === null) {
+      throw new Error('usage ledger: observeCumulative needs a session_cumulative live source');
+    }
+    if (inTurn) this.#ensureOpen();
+    const replay = this.#replayOpen && !inTurn && !counter.historyKnown;
+    this.#replayOpen = false;
+    const before = fromVec(counter.run());
+    const own = reading.own === undefined ? null : toVec(normalise(reading.own, this.#decl));
+    const step = counter.observe(toVec(normalise(reading, this.#decl)), own, replay);
+    this.#estimatedPending ||= step.estimated;
+    if (!step.replayed) this.#counterMeasured = true;
+    const added = subtractCounts(fromVec(counter.run()), before);
+    if (this.#decl.servedModel && reading.model !== null) {
+      this.#counterByModel = addByModel(this.#counterByModel, { [reading.model]: added });
+    }
+    return step.replayed;
+  }
+
+  #counterRun(): TokenCounts {
+    return maxCounts(this.#run, fromVec(this.#counter?.run() ?? []));
+  }
+
+  /** True when settling would read the records source: it exists, knows the history, and the live figure falls short. */
+  needsRecords(end: TurnEnd, result: SpendReading | null): boolean {
+    return (
+      this.sources.records !== undefined &&
+      this.#recordsHistory !== null &&
+      end.modelReached &&
+      !this.#liveCovers(end, result)
+    );
+  }
+
+  #liveCovers(end: TurnEnd, result: SpendReading | null): boolean {
+    if (!end.replied || end.cancelled || this.#decl.lowerBound) return false;
+    if (result === null) {
+      // A per-request source that reports while the turn runs needs no separate result
+      // figure: once the reply arrived, the turn is the requests it saw, if all are complete.
+      if (this.#decl.shape !== 'per_request' || !this.#decl.duringTurn) return false;
+      // Output was served but no request reported: the figure cannot cover the turn.
+      if (end.modelReached && this.#requests.size === 0) return false;
+      return [...this.#requests.values()].every((entry) => isComplete(entry.raw, this.#decl));
+    }
+    return this.#decl.shape === undefined || isComplete(result, this.#decl);
+  }
+
+  /**
+   * Settles the turn, exactly once: a second call for the same turn throws. `result` is the
+   * turn's result reading (its own counts; for a session-cumulative source, the counter at
+   * turn end), null when none arrived. `records` is a read of the records source, when
+   * `needsRecords` asked for one.
+   */
+  settle(end: TurnEnd, result: SpendReading | null, records: RecordsRead | null = null): Settlement {
+    if (this.#settled) throw new Error('usage ledger: the turn was already settled');
+    const previous = this.#run;
+    let run = previous;
+    let byModel = this.#byModel;
+    let measured = false;
+    const shape = this.#decl.shape;
+
+    if (shape === 'session_cumulative') {
+      if (result !== null) this.#observeCounter(result, true);
+      run = this.#counterRun();
+      byModel = maxByModel(this.#byModel, this.#counterByModel);
+      measured = this.#counterMeasured;
+    } else if (shape !== undefined) {
+      const figure = this.#requestFigure();
+      let turn = figure.turn;
+      let turnByModel = figure.byModel;
+      if (result !== null) {
+        const counts = normalise(result, this.#decl);
+        turn = maxCounts(turn, counts);
+        if (this.#decl.servedModel) turnByModel = maxByModel(turnByModel, this.#resultSplit(result, counts));
+        // Per-model entries never cover more than the total.
+        turn = maxCounts(turn, sumByModel(turnByModel));
+      }
+      run = addCounts(previous, turn);
+      byModel = addByModel(this.#byModel, turnByModel);
+      measured = result !== null || this.#requests.size > 0;
+    }
+    if (result !== null) {
+      this.#estimatedPending = this.#amounts.observeResult(result.amounts) || this.#estimatedPending;
+    }
+
+    if (shape !== undefined && records !== null && this.#recordsHistory !== null) {
+      const recorded = subtractCounts(
+        sumRequests(records.readings, this.sources.records?.spend ?? this.#decl),
+        this.#recordsHistory,
+      );
+      if (!sameCounts(maxCounts(run, recorded), run)) {
+        run = maxCounts(run, recorded);
+        measured = true;
+      }
+    }
+
+    const covered = this.#liveCovers(end, result);
+    const settlement: Settlement = {
+      run,
+      byModel: cloneByModel(byModel),
+      turn: subtractCounts(run, previous),
+      covered,
+      sessionTotal: covered && shape === 'session_cumulative',
+      estimated: this.#estimatedPending,
+      measured,
+      amounts: this.#amounts.settle(),
+    };
+
+    for (const [key, entry] of this.#requests) {
+      if (!key.startsWith(ANONYMOUS)) {
+        this.#settledRequests.set(key, entry.prior === null ? entry.raw : mergeRaw(entry.prior, entry.raw));
+      }
+    }
+    this.#run = run;
+    this.#byModel = byModel;
+    this.#lastObservedRun = run;
+    this.#estimatedPending = false;
+    this.#counterMeasured = false;
+    this.#settled = true;
+    return settlement;
+  }
+
+  #resultSplit(result: SpendReading, counts: TokenCounts): CountsByModel {
+    if (result.byModel !== undefined) {
+      const split: CountsByModel = {};
+      for (const [name, c] of Object.entries(result.byModel)) split[name] = normalise(c, this.#decl);
+      return split;
+    }
+    return result.model === null ? {} : { [result.model]: counts };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The run-cumulative figure of one session of an incremental kind: what its token_usage
+ * events carry. It is built once per session and never reset between turns, because a
+ * turn's figure adds to the turns before it; restarting at zero each turn under-counts
+ * every run that takes more than one turn. The snapshot it hands out never decreases.
+ */
+import type { TokenCounts } from '../../domain/agent.js';
+import { addByModel, addCounts, type CountsByModel, cloneByModel, maxCounts, ZERO } from './counts.js';
+import type { Settlement } from './ledger.js';
+
+export class RunUsage {
+  #settled: TokenCounts = ZERO;
+  #settledByModel: CountsByModel = {};
+  #snapshot: TokenCounts = ZERO;
+  #byModel: CountsByModel = {};
+  #measured = false;
+
+  /**
+   * Replaces the in-flight turn's contribution (`turn` and `byModel` as the ledger's
+   * observation returned them) and returns the run snapshot to emit.
+   */
+  setTurnProvisional(turn: TokenCounts, byModel: Record<string, TokenCounts> = {}): TokenCounts {
+    this.#snapshot = maxCounts(this.#snapshot, addCounts(this.#settled, turn));
+    this.#byModel = addByModel(this.#settledByModel, byModel);
+    this.#measured = true;
+    return this.#snapshot;
+  }
+
+  /** Replaces the settled figure with the ledger's run-cumulative one and drops the provisional turn. */
+  setRunCumulative(run: TokenCounts, byModel: Record<string, TokenCounts> = {}): TokenCounts {
+    this.#settled = maxCounts(this.#settled, run);
+    this.#settledByModel = cloneByModel(byModel);
+    this.#snapshot = maxCounts(this.#snapshot, this.#settled);
+    this.#byModel = cloneByModel(byModel);
+    this.#measured = true;
+    return this.#snapshot;
+  }
+
+  /** Takes a settlement: a measured one replaces the settled figure; the snapshot, or null when nothing was measured. */
+  settle(settlement: Settlement): TokenCounts | null {
+    if (!settlement.measured) return null;
+    return this.setRunCumulative(settlement.run, settlement.byModel);
+  }
+
+  /** The run-cumulative counts so far; zeros before any figure. */
+  snapshot(): TokenCounts {
+    return this.#snapshot;
+  }
+
+  /** The run-cumulative counts per model; {} when the runtime names no model. */
+  byModel(): Record<string, TokenCounts> {
+    return cloneByModel(this.#byModel);
+  }
+
+  /** True once any figure arrived; false means unknown spend, not none. */
+  measured(): boolean {
+    return this.#measured;
+  }
+}

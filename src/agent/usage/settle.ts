@@ -1,0 +1,49 @@
+/**
+ * Settling a turn: the ledger settles once and the turn's evidence is marked from what it
+ * settled, so the covered/session-total/estimated marks can only come from the ledger.
+ * A records source is read only when the live figure falls short, and a failed read
+ * leaves the live figure in place: the turn then stays unaccounted rather than free.
+ */
+import type { Settlement, TurnEnd, UsageLedger } from './ledger.js';
+import type { RecordsRead, SpendReading } from './reading.js';
+import type { TurnSpend } from './turn-spend.js';
+
+/** Settles the turn and marks `spend` from the settlement. */
+export function settleSpend(
+  ledger: UsageLedger,
+  end: TurnEnd,
+  result: SpendReading | null,
+  spend: TurnSpend,
+): Settlement;
+/** As above, reading the records source first when the ledger needs it. */
+export function settleSpend(
+  ledger: UsageLedger,
+  end: TurnEnd,
+  result: SpendReading | null,
+  spend: TurnSpend,
+  readRecords: () => Promise<RecordsRead>,
+): Promise<Settlement>;
+export function settleSpend(
+  ledger: UsageLedger,
+  end: TurnEnd,
+  result: SpendReading | null,
+  spend: TurnSpend,
+  readRecords?: () => Promise<RecordsRead>,
+): Settlement | Promise<Settlement> {
+  if (readRecords === undefined || !ledger.needsRecords(end, result)) {
+    const settlement = ledger.settle(end, result);
+    return readRecords === undefined ? mark(settlement, spend) : Promise.resolve(mark(settlement, spend));
+  }
+  return readRecords().then(
+    (records) => mark(ledger.settle(end, result, records), spend),
+    () => mark(ledger.settle(end, result), spend),
+  );
+}
+
+function mark(settlement: Settlement, spend: TurnSpend): Settlement {
+  if (settlement.covered) spend.markSettled();
+  if (settlement.sessionTotal) spend.markSessionTotal();
+  if (settlement.estimated) spend.markEstimated();
+  spend.setAmounts(settlement.amounts);
+  return settlement;
+}

@@ -1,0 +1,213 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import '../../../src/agent/kinds.js';
+import { agentKind } from '../../../src/agent/registry.js';
+import type { AgentEvent, AgentSettings, TurnOutcome } from '../../../src/domain/agent.js';
+import { retryDecision } from '../../../src/domain/errors.js';
+import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'mock-dir-'));
+let n = 0;
+
+const AGENT: AgentSettings = {
+  kind: 'mock',
+  command: null,
+  turnTimeoutMs: 20_000,
+  readTimeoutMs: 5_000,
+  stallTimeoutMs: 0,
+};
+
+async function runMock(prompt: string, opts: { agent?: Partial<AgentSettings>; abortAfterMs?: number } = {}) {
+  const ws = path.join(root, `ws-${++n}`);
+  mkdirSync(ws);
+  const adapter = agentKind('mock')?.runtime?.factory();
+  if (!adapter) throw new Error('mock not registered');
+  const session = await adapter.startSession({
+    workspacePath: ws,
+    workspaceRoot: root,
+    agent: { ...AGENT, ...opts.agent },
+    options: {},
+    resumeSessionId: null,
+    env: { PATH: process.env.PATH ?? '' },
+  });
+  const events: AgentEvent[] = [];
+  const controller = new AbortController();
+  if (opts.abortAfterMs !== undefined) setTimeout(() => controller.abort(), opts.abortAfterMs);
+  const outcome: TurnOutcome = await adapter.runTurn(session, {
+    prompt,
+    issue: SAMPLE_ISSUE,
+    onEvent: (e) => events.push(e),
+    signal: controller.signal,
+  });
+  await adapter.stopSession(session);
+  return { outcome, events };
+}
+
+interface Row {
+  directive: string;
+  exitReason: string;
+  errorKind: string | null;
+  retry: 'retry' | 'release' | 'wait_for_reset' | null;
+  input: number;
+  output: number;
+  unaccounted: boolean;
+  agent?: Partial<AgentSettings>;
+  abortAfterMs?: number;
+}
+
+const ROWS: Row[] = [
+  {
+    directive: '!ok all good',
+    exitReason: 'turn_completed',
+    errorKind: null,
+    retry: null,
+    input: 0,
+    output: 0,
+    unaccounted: false,
+  },
+  {
+    directive: '!usage 120 30 5\n!ok',
+    exitReason: 'turn_completed',
+    errorKind: null,
+    retry: null,
+    input: 125,
+    output: 30,
+    unaccounted: false,
+  },
+  {
+    directive: '!blocked which date?',
+    exitReason: 'turn_completed',
+    errorKind: null,
+    retry: null,
+    input: 0,
+    output: 0,
+    unaccounted: false,
+  },
+  {
+    directive: '!usage 10 5\n!error boom',
+    exitReason: 'turn_failed',
+    errorKind: 'port_exit',
+    retry: 'retry',
+    input: 10,
+    output: 5,
+    unaccounted: true,
+  },
+  {
+    directive: '!usage 10 5\n!crash',
+    exitReason: 'turn_failed',
+    errorKind: 'port_exit',
+    retry: 'retry',
+    input: 10,
+    output: 5,
+    unaccounted: true,
+  },
+  {
+    directive: '!exit 0',
+    exitReason: 'turn_failed',
+    errorKind: 'turn_failed',
+    retry: 'retry',
+    input: 0,
+    output: 0,
+    unaccounted: false,
+  },
+  {
+    directive: '!exit 127',
+    exitReason: 'turn_failed',
+    errorKind: 'agent_not_found',
+    retry: 'release',
+    input: 0,
+    output: 0,
+    unaccounted: false,
+  },
+  {
+    directive: '!loop 3\n!ok',
+    exitReason: 'turn_completed',
+    errorKind: null,
+    retry: null,
+    input: 0,
+    output: 0,
+    unaccounted: true,
+  },
+  {
+    directive: '!toolcall Bash\n!exit 0',
+    exitReason: 'turn_completed',
+    errorKind: null,
+    retry: null,
+    input: 0,
+    output: 0,
+    unaccounted: true,
+  },
+  {
+    directive: '!usage 7 3\n!silent 8000\n!ok',
+    exitReason: 'turn_failed',
+    errorKind: 'response_timeout',
+    retry: 'retry',
+    input: 7,
+    output: 3,
+    unaccounted: true,
+    agent: { stallTimeoutMs: 1500 },
+  },
+  {
+    directive: '!usage 7 3\n!abort',
+    exitReason: 'turn_failed',
+    errorKind: 'turn_timeout',
+    retry: 'retry',
+    input: 7,
+    output: 3,
+    unaccounted: true,
+    agent: { turnTimeoutMs: 800 },
+  },
+  {
+    directive: '!usage 7 3\n!abort',
+    exitReason: 'turn_cancelled',
+    errorKind: 'turn_cancelled',
+    retry: 'release',
+    input: 7,
+    output: 3,
+    unaccounted: true,
+    abortAfterMs: 600,
+  },
+];
+
+describe('the mock directive table', () => {
+  it.each(ROWS)('$directive → $exitReason / $errorKind', async (row) => {
+    const { outcome, events } = await runMock(row.directive, {
+      ...(row.agent ? { agent: row.agent } : {}),
+      ...(row.abortAfterMs !== undefined ? { abortAfterMs: row.abortAfterMs } : {}),
+    });
+    expect(outcome.result.exitReason).toBe(row.exitReason);
+    expect(outcome.error?.kind ?? null).toBe(row.errorKind);
+    expect(outcome.error ? retryDecision(outcome.error.kind) : null).toBe(row.retry);
+    expect(outcome.result.usage.inputTokens).toBe(row.input);
+    expect(outcome.result.usage.outputTokens).toBe(row.output);
+    expect(outcome.result.spendUnaccounted).toBe(row.unaccounted);
+    expect(outcome.result.usageProvenance).toBe('local');
+    const terminal = events.filter((e) => e.type.startsWith('turn_'));
+    expect(terminal).toHaveLength(1);
+  });
+
+  it('a blocked directive ends with a BLOCKED: final message', async () => {
+    const { outcome } = await runMock('!blocked which date?');
+    expect(outcome.result.finalMessage).toBe('BLOCKED: which date?');
+  });
+
+  it('a tool loop reports each tool call with its sanitised argument', async () => {
+    const { events } = await runMock('!loop 2\n!ok');
+    const tools = events.filter((e) => e.type === 'tool_result');
+    expect(tools).toHaveLength(2);
+    expect(tools[0]).toMatchObject({
+      toolName: 'Bash',
+      toolKind: 'shell',
+      toolArgument: 'echo step 1',
+      toolError: false,
+    });
+  });
+
+  it('a slow start past the first-event timeout is a response_timeout', async () => {
+    // The mock kind sets no first-event timeout of its own; the stall timer covers a silent start.
+    const { outcome } = await runMock('!slowstart 6000\n!ok', { agent: { stallTimeoutMs: 1500 } });
+    expect(outcome.error?.kind).toBe('response_timeout');
+  });
+});
