@@ -4,8 +4,8 @@
  * operators need when writing a workflow (usage disposition, tool channel).
  */
 import { execFile } from 'node:child_process';
-import { agentKinds } from '../agent/registry.js';
 import { resolveOnPath, splitCommand } from '../agent/core/launch-target.js';
+import { agentKinds } from '../agent/registry.js';
 
 /** How long a version probe may take before the kind is reported unhealthy. */
 export const HEALTH_TIMEOUT_MS = 2_000;
@@ -23,18 +23,30 @@ export interface AdapterReport {
   mcpDialect: string | null;
 }
 
-function probeVersion(file: string, args: readonly string[]): Promise<{ health: AdapterReport['health']; version: string | null; detail: string }> {
+function probeVersion(
+  file: string,
+  args: readonly string[],
+): Promise<{ health: AdapterReport['health']; version: string | null; detail: string }> {
   return new Promise((resolve) => {
-    const child = execFile(file, [...args, '--version'], { timeout: HEALTH_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8' }, (error, stdout, stderr) => {
-      const text = `${stdout}`.trim() || `${stderr}`.trim();
-      const first = text.split('\n')[0]?.trim() ?? '';
-      if (error !== null) {
-        const timedOut = (error as { killed?: boolean }).killed === true;
-        resolve({ health: timedOut ? 'timeout' : 'error', version: null, detail: timedOut ? `no answer within ${HEALTH_TIMEOUT_MS} ms` : first || error.message });
-        return;
-      }
-      resolve({ health: 'ok', version: first || null, detail: '' });
-    });
+    const child = execFile(
+      file,
+      [...args, '--version'],
+      { timeout: HEALTH_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const text = `${stdout}`.trim() || `${stderr}`.trim();
+        const first = text.split('\n')[0]?.trim() ?? '';
+        if (error !== null) {
+          const timedOut = (error as { killed?: boolean }).killed === true;
+          resolve({
+            health: timedOut ? 'timeout' : 'error',
+            version: null,
+            detail: timedOut ? `no answer within ${HEALTH_TIMEOUT_MS} ms` : first || error.message,
+          });
+          return;
+        }
+        resolve({ health: 'ok', version: first || null, detail: '' });
+      },
+    );
     child.stdin?.end();
   });
 }
@@ -51,18 +63,48 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
         mcpDialect: runtime?.mcpDialect ?? null,
       };
       if (runtime === undefined) {
-        return { ...base, runnable: false, command: null, commandPath: null, version: null, health: 'not_built', detail: 'validated, but this build cannot run it yet' };
+        return {
+          ...base,
+          runnable: false,
+          command: null,
+          commandPath: null,
+          version: null,
+          health: 'not_built',
+          detail: 'validated, but this build cannot run it yet',
+        };
       }
       if (!runtime.requiresCommand || runtime.defaultCommand === null) {
-        return { ...base, runnable: true, command: runtime.defaultCommand, commandPath: null, version: null, health: 'builtin', detail: 'runs without an external command' };
+        return {
+          ...base,
+          runnable: true,
+          command: runtime.defaultCommand,
+          commandPath: null,
+          version: null,
+          health: 'builtin',
+          detail: 'runs without an external command',
+        };
       }
       const [program, ...rest] = splitCommand(runtime.defaultCommand);
       const found = program === undefined ? null : resolveOnPath(program, env.PATH);
       if (found === null) {
-        return { ...base, runnable: false, command: runtime.defaultCommand, commandPath: null, version: null, health: 'missing', detail: `${program} is not on PATH` };
+        return {
+          ...base,
+          runnable: false,
+          command: runtime.defaultCommand,
+          commandPath: null,
+          version: null,
+          health: 'missing',
+          detail: `${program} is not on PATH`,
+        };
       }
       const probe = await probeVersion(found, rest);
-      return { ...base, runnable: probe.health === 'ok', command: runtime.defaultCommand, commandPath: found, ...probe };
+      return {
+        ...base,
+        runnable: probe.health === 'ok',
+        command: runtime.defaultCommand,
+        commandPath: found,
+        ...probe,
+      };
     }),
   );
 }
@@ -84,7 +126,11 @@ export async function runAdapters(json: boolean, out: (text: string) => void): P
   ]);
   const header = ['KIND', 'HEALTH', 'VERSION', 'USAGE', 'TOOLS', 'DETAIL'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   out(`${[line(header), ...rows.map(line)].join('\n')}\n`);
   return 0;
 }
