@@ -1,5 +1,22 @@
 /** Registration of the `echo` kind. */
 import { registerAgent } from '../registry.js';
+import { EchoAdapter } from './adapter.js';
 import { echoBlock } from './config.js';
+import { ECHO_USAGE_SOURCES } from './usage.js';
 
-registerAgent('echo', { validateConfig: echoBlock.validate });
+registerAgent('echo', {
+  validateConfig: echoBlock.validate,
+  runtime: {
+    factory: () => new EchoAdapter(),
+    requiresCommand: false,
+    defaultCommand: null,
+    mcpDialect: 'none',
+    mcpDialectNoneReason: 'the echo runtime calls no tools',
+    usageSources: ECHO_USAGE_SOURCES,
+    credentialEnv: [],
+    effortForwarding: 'not_forwarded',
+    verificationContext: [],
+    usageLimitRecognition: 'not_recognized',
+    usageLimitNotRecognizedReason: 'the echo runtime has no provider and so no usage limit',
+  },
+});
