@@ -4,7 +4,8 @@
  */
 import '../agent/kinds.js';
 import '../tracker/kinds.js';
-import { agentKind, agentKindNames } from '../agent/registry.js';
+import { agentKindNames } from '../agent/registry.js';
+import { checkAgentSettings } from '../agent/validate.js';
 import { trackerKindNames } from '../tracker/registry.js';
 import { checkTrackerSettings } from '../tracker/validate.js';
 import type { KindCatalog } from '../workflow/kinds.js';
@@ -15,6 +16,6 @@ export function kindCatalog(): KindCatalog {
     trackerKinds: trackerKindNames(),
     agentKinds: agentKindNames(),
     checkTracker: checkTrackerSettings,
-    checkAgent: (kind, options) => agentKind(kind)?.validateConfig(options) ?? [],
+    checkAgent: checkAgentSettings,
   };
 }

@@ -11,6 +11,13 @@ export interface KindCatalog {
   agentKinds: readonly string[];
   /** Checks a known tracker kind's settings and block; paths are front-matter paths. */
   checkTracker(settings: TrackerSettings): ConfigIssue[];
-  /** Checks a known agent kind's pass-through block (`<kind>:`). */
-  checkAgent(kind: string, options: Record<string, unknown>): ConfigIssue[];
+  /**
+   * Checks a known agent kind's pass-through block (`<kind>:`); with `agent`, also
+   * the rules the kind's declarations imply for the active kind.
+   */
+  checkAgent(
+    kind: string,
+    options: Record<string, unknown>,
+    agent?: { command: string | null; maxTokens: number },
+  ): ConfigIssue[];
 }

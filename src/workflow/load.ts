@@ -298,7 +298,15 @@ function kindIssues(
         path: [kind],
       });
     } else if (kind === a || isMap) {
-      issues.push(...kinds.checkAgent(kind, isMap ? (block as Record<string, unknown>) : {}));
+      const options = isMap ? (block as Record<string, unknown>) : {};
+      issues.push(
+        ...(kind === a
+          ? kinds.checkAgent(kind, options, {
+              command: config.agent.command,
+              maxTokens: config.agent.maxTokens,
+            })
+          : kinds.checkAgent(kind, options)),
+      );
     }
   }
   for (const kind of Object.keys(config.tokenRates)) {
