@@ -9,7 +9,7 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 
 build: setup
-	npx tsc -p tsconfig.build.json
+	npm run build --silent
 
 # The main job on the embedded defaults (WORKFLOW.example.md + testdata/issues.example.json).
 run: build

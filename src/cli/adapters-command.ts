@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { resolveOnPath, splitCommand } from '../agent/core/launch-target.js';
+import '../agent/kinds.js';
 import { agentKinds } from '../agent/registry.js';
 
 /** How long a version probe may take before the kind is reported unhealthy. */

@@ -1,114 +1,52 @@
 #!/usr/bin/env node
 /**
- * The `orchestrator` command line. Commands load their heavy parts lazily, so
- * `validate` in a CI step starts nearly as fast as Node itself.
+ * The process entry point. A CLI step in CI pays Node's start-up plus the cost
+ * of compiling every module it loads, and most of that is compiling the same
+ * library code on every run. When the build has produced a single-file bundle of
+ * the CLI with a V8 code cache beside it, this loads the bundle with the cache;
+ * otherwise (running from source, or a build without the bundle) it imports the
+ * program normally. Both paths run the same `main` of program.ts.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Command, CommanderError, Option } from 'commander';
-import { OUTPUT_FORMATS, type OutputFormat } from './diagnostics-format.js';
+import vm from 'node:vm';
 
-/** Exit code for bad usage (unknown flag, bad option value). */
-export const EXIT_USAGE = 2;
+type Main = (argv: readonly string[]) => Promise<number>;
 
-function packageVersion(): string {
+const BUNDLE = path.join(import.meta.dirname, 'orchestrator.cjs');
+const CODE_CACHE = `${BUNDLE}.cache`;
+/** Set by the build to write the code cache after a representative run. */
+const WRITE_CACHE_ENV = 'ORCHESTRATOR_WRITE_CODE_CACHE';
+
+function loadBundle(): Main | null {
+  if (!existsSync(BUNDLE)) return null;
+  let cachedData: Buffer | undefined;
   try {
-    const pkg = JSON.parse(
-      readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
-    ) as { version?: string };
-    return pkg.version ?? '0.0.0';
+    cachedData = readFileSync(CODE_CACHE);
   } catch {
-    return '0.0.0';
+    cachedData = undefined;
   }
-}
-
-/** Builds the program; `exit` receives the exit code of whichever command ran. */
-export function buildProgram(io: {
-  out: (t: string) => void;
-  err: (t: string) => void;
-  exit: (code: number) => void;
-}): Command {
-  const program = new Command('orchestrator')
-    .description('Runs coding-agent CLIs on tracker issues, driven by one WORKFLOW.md')
-    .version(packageVersion(), '-V, --version')
-    .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
-    .showHelpAfterError('(run "orchestrator --help" for usage)');
-
-  program
-    .command('validate')
-    .description('check a workflow file offline and print coded diagnostics')
-    .argument('[path]', 'workflow file', 'WORKFLOW.md')
-    .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('text'))
-    .option('--strict', 'treat warnings as errors', false)
-    .option('--env-file <path>', 'read variables from this .env file')
-    .action(
-      async (workflowPath: string, opts: { format: OutputFormat; strict: boolean; envFile?: string }) => {
-        const { runValidate } = await import('./validate-command.js');
-        io.exit(runValidate(workflowPath, opts, io.out));
-      },
-    );
-
-  program
-    .command('run')
-    .description('plan a tick: list the candidates and whether each would be dispatched')
-    .argument('[path]', 'workflow file', 'WORKFLOW.md')
-    .option('--dry-run', 'print the dispatch plan and exit; nothing is claimed or started', false)
-    .option('--env-file <path>', 'read variables from this .env file')
-    .action(async (workflowPath: string, opts: { dryRun: boolean; envFile?: string }) => {
-      const { runRun } = await import('./run-command.js');
-      io.exit(await runRun(workflowPath, opts, io.out, io.err));
-    });
-
-  program
-    .command('adapters')
-    .description('list agent kinds: command found, version, health, usage reporting, tool channel')
-    .option('--json', 'print JSON', false)
-    .action(async (opts: { json: boolean }) => {
-      const { runAdapters } = await import('./adapters-command.js');
-      io.exit(await runAdapters(opts.json, io.out));
-    });
-
-  return program;
-}
-
-/** Parses argv and runs; usage errors exit 2, help and version exit 0. */
-export async function main(argv: readonly string[]): Promise<number> {
-  let code = 0;
-  const program = buildProgram({
-    out: (t) => process.stdout.write(t),
-    err: (t) => process.stderr.write(t),
-    exit: (c) => {
-      code = c;
-    },
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(BUNDLE, 'utf8')}\n})`;
+  const script = new vm.Script(wrapped, {
+    filename: BUNDLE,
+    ...(cachedData ? { cachedData } : {}),
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  try {
-    await program.parseAsync([...argv], { from: 'user' });
-    return code;
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
-      return EXIT_USAGE;
-    }
-    process.stderr.write(`orchestrator: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+  const module = { exports: {} as { main?: Main } };
+  (script.runInThisContext() as (...args: unknown[]) => void)(
+    module.exports,
+    createRequire(BUNDLE),
+    module,
+    BUNDLE,
+    path.dirname(BUNDLE),
+  );
+  if (process.env[WRITE_CACHE_ENV] === '1') {
+    // After the run, so functions compiled lazily during it are in the cache too.
+    process.once('exit', () => writeFileSync(CODE_CACHE, script.createCachedData()));
   }
+  return module.exports.main ?? null;
 }
 
-/** True when this file is the process entry point (also through the npm bin symlink). */
-function isEntryPoint(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === fileURLToPath(import.meta.url);
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
-}
+const main: Main = loadBundle() ?? (await import('./program.js')).main;
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,96 @@
+/**
+ * The `orchestrator` command line: its commands and exit codes. Commands load
+ * their heavy parts lazily, so `validate` in a CI step never pays for clients it
+ * does not use. The process entry point is main.ts.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { OUTPUT_FORMATS, type OutputFormat } from './diagnostics-format.js';
+
+/** Exit code for bad usage (unknown flag, bad option value). */
+export const EXIT_USAGE = 2;
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(
+      readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
+    ) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Builds the program; `exit` receives the exit code of whichever command ran. */
+export function buildProgram(io: {
+  out: (t: string) => void;
+  err: (t: string) => void;
+  exit: (code: number) => void;
+}): Command {
+  const program = new Command('orchestrator')
+    .description('Runs coding-agent CLIs on tracker issues, driven by one WORKFLOW.md')
+    .version(packageVersion(), '-V, --version')
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError('(run "orchestrator --help" for usage)');
+
+  program
+    .command('validate')
+    .description('check a workflow file offline and print coded diagnostics')
+    .argument('[path]', 'workflow file', 'WORKFLOW.md')
+    .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('text'))
+    .option('--strict', 'treat warnings as errors', false)
+    .option('--env-file <path>', 'read variables from this .env file')
+    .action(
+      async (workflowPath: string, opts: { format: OutputFormat; strict: boolean; envFile?: string }) => {
+        const { runValidate } = await import('./validate-command.js');
+        io.exit(runValidate(workflowPath, opts, io.out));
+      },
+    );
+
+  program
+    .command('run')
+    .description('plan a tick: list the candidates and whether each would be dispatched')
+    .argument('[path]', 'workflow file', 'WORKFLOW.md')
+    .option('--dry-run', 'print the dispatch plan and exit; nothing is claimed or started', false)
+    .option('--env-file <path>', 'read variables from this .env file')
+    .action(async (workflowPath: string, opts: { dryRun: boolean; envFile?: string }) => {
+      const { runRun } = await import('./run-command.js');
+      io.exit(await runRun(workflowPath, opts, io.out, io.err));
+    });
+
+  program
+    .command('adapters')
+    .description('list agent kinds: command found, version, health, usage reporting, tool channel')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { json: boolean }) => {
+      const { runAdapters } = await import('./adapters-command.js');
+      io.exit(await runAdapters(opts.json, io.out));
+    });
+
+  return program;
+}
+
+/** Parses argv and runs; usage errors exit 2, help and version exit 0. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let code = 0;
+  const program = buildProgram({
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    exit: (c) => {
+      code = c;
+    },
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      return EXIT_USAGE;
+    }
+    process.stderr.write(`orchestrator: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
