@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import type { Issue } from '../../src/domain/issue.js';
+import { CONTINUATION_DELAY_MS, failureDelayMs } from '../../src/orchestrator/backoff.js';
+import { budgetVerdict } from '../../src/orchestrator/budget.js';
+import { dispatchOrder, ineligibility } from '../../src/orchestrator/eligibility.js';
+import { type ExitContext, planExit, type WorkerExit } from '../../src/orchestrator/exit-policy.js';
+import { planDispatch } from '../../src/orchestrator/plan.js';
+import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
+
+const issue = (over: Partial<Issue>): Issue => ({
+  ...SAMPLE_ISSUE,
+  state: 'Todo',
+  comments: null,
+  blockedBy: [],
+  ...over,
+});
+
+describe('backoff', () => {
+  it.each([
+    [1, 10_000],
+    [2, 20_000],
+    [3, 40_000],
+    [5, 160_000],
+    [6, 300_000],
+    [60, 300_000],
+  ])('failure retry %i waits %i ms with the default cap', (retry, delay) => {
+    expect(failureDelayMs(retry, 300_000)).toBe(delay);
+  });
+  it('a cap below the first delay wins', () => {
+    expect(failureDelayMs(1, 5_000)).toBe(5_000);
+  });
+  it('a zero cap falls back to the default instead of retrying at once', () => {
+    expect(failureDelayMs(9, 0)).toBe(300_000);
+  });
+});
+
+describe('budgets', () => {
+  const limits = { maxSessions: 2, maxTokens: 1_000, maxCostMicroUsd: 500_000 };
+  it('nothing is exhausted under every limit', () => {
+    expect(budgetVerdict({ sessions: 1, tokens: 10, costMicroUsd: 10 }, limits, true).exhausted).toBe(false);
+  });
+  it('a session that would exceed max_sessions is refused before it starts', () => {
+    expect(budgetVerdict({ sessions: 2, tokens: 0, costMicroUsd: 0 }, limits, true)).toMatchObject({
+      exhausted: true,
+      limit: 'max_sessions',
+    });
+    expect(budgetVerdict({ sessions: 2, tokens: 0, costMicroUsd: 0 }, limits, false).exhausted).toBe(false);
+  });
+  it('tokens and dollars stop at their limit', () => {
+    expect(budgetVerdict({ sessions: 0, tokens: 1_000, costMicroUsd: 0 }, limits, false)).toMatchObject({
+      limit: 'max_tokens',
+    });
+    expect(budgetVerdict({ sessions: 0, tokens: 0, costMicroUsd: 500_000 }, limits, false)).toMatchObject({
+      limit: 'max_cost_usd',
+      detail: '$0.500000 of $0.500000 spent',
+    });
+  });
+  it('an unpriced spend never trips the dollar limit, and 0 means unlimited', () => {
+    expect(budgetVerdict({ sessions: 0, tokens: 0, costMicroUsd: null }, limits, false).exhausted).toBe(
+      false,
+    );
+    expect(
+      budgetVerdict(
+        { sessions: 99, tokens: 9e9, costMicroUsd: 9e9 },
+        { maxSessions: 0, maxTokens: 0, maxCostMicroUsd: 0 },
+        true,
+      ).exhausted,
+    ).toBe(false);
+  });
+});
+
+describe('worker exit policy', () => {
+  const ctx: ExitContext = {
+    attempt: null,
+    issueActive: true,
+    handoffState: null,
+    blockedState: null,
+    comments: { onCompletion: true, onFailure: true, onBlocked: true },
+    maxRetryBackoffMs: 300_000,
+    nowMs: 1_000_000,
+  };
+  const done = (finalMessage: string): WorkerExit => ({
+    type: 'completed',
+    finalMessage,
+    sessionId: 's1',
+    turns: 2,
+  });
+  const failed = (
+    kind: WorkerExit & { type: 'failed' } extends { kind: infer K } ? K : never,
+    resetAtMs: number | null = null,
+  ): WorkerExit => ({
+    type: 'failed',
+    kind,
+    message: 'boom',
+    resetAtMs,
+    sessionId: 's1',
+    turns: 1,
+  });
+
+  it('a BLOCKED: final message asks the question, moves to blocked_state and releases', () => {
+    const plan = planExit(done('BLOCKED: which date?'), {
+      ...ctx,
+      blockedState: 'Blocked',
+      handoffState: 'Review',
+    });
+    expect(plan.kind).toBe('blocked');
+    expect(plan.actions).toEqual([
+      { type: 'comment', body: 'The agent is blocked and needs an answer:\n\nwhich date?' },
+      { type: 'transition', state: 'Blocked' },
+      { type: 'release' },
+    ]);
+  });
+
+  it('a clean exit on an active issue hands off when a handoff state is set', () => {
+    const plan = planExit(done('all done'), { ...ctx, handoffState: 'Review' });
+    expect(plan.actions.map((a) => a.type)).toEqual(['transition', 'comment', 'release']);
+    expect(plan.actions[0]).toEqual({ type: 'transition', state: 'Review' });
+  });
+
+  it('a clean exit on a still-active issue without handoff continues after 1 s with the session', () => {
+    const plan = planExit(done('more to do'), ctx);
+    expect(plan.actions).toEqual([
+      {
+        type: 'retry',
+        attempt: 1,
+        delayMs: CONTINUATION_DELAY_MS,
+        reason: 'continuation',
+        error: null,
+        sessionId: 's1',
+      },
+    ]);
+  });
+
+  it('a clean exit on an issue no longer active releases without a retry', () => {
+    const plan = planExit(done('done'), { ...ctx, issueActive: false, handoffState: 'Review' });
+    expect(plan.actions.map((a) => a.type)).toEqual(['comment', 'release']);
+  });
+
+  it('a retryable failure backs off by attempt and never resumes the failed session', () => {
+    const plan = planExit(failed('port_exit'), { ...ctx, attempt: 2 });
+    expect(plan.actions.at(-1)).toEqual({
+      type: 'retry',
+      attempt: 3,
+      delayMs: 40_000,
+      reason: 'error',
+      error: 'port_exit: boom',
+      sessionId: null,
+    });
+  });
+
+  it('a non-retryable failure releases the claim', () => {
+    const plan = planExit(failed('agent_not_found'), ctx);
+    expect(plan.actions.at(-1)).toEqual({ type: 'release' });
+    expect(plan.actions.some((a) => a.type === 'retry')).toBe(false);
+  });
+
+  it('a usage limit waits for the reported reset', () => {
+    const plan = planExit(failed('usage_limit', 1_000_000 + 42_000), ctx);
+    expect(plan.actions.at(-1)).toMatchObject({ type: 'retry', reason: 'usage_limit', delayMs: 42_000 });
+  });
+
+  it('an exhausted budget is marked once and released, never retried', () => {
+    const plan = planExit(
+      { type: 'budget_exhausted', limit: 'max_tokens', detail: 'x', sessionId: null, turns: 1 },
+      ctx,
+    );
+    expect(plan.actions).toEqual([
+      { type: 'mark_exhausted', limit: 'max_tokens', detail: 'x' },
+      { type: 'release' },
+    ]);
+  });
+});
+
+describe('eligibility and order', () => {
+  const input = {
+    activeStates: ['Todo'],
+    terminalStates: ['Done'],
+    busyIds: new Set<string>(),
+    exhaustedIds: new Set<string>(),
+  };
+  it('an open blocker holds an issue back; a terminal blocker does not', () => {
+    expect(
+      ineligibility(issue({ blockedBy: [{ id: 'b', identifier: 'B-1', state: 'Todo' }] }), input)?.reason,
+    ).toBe('blocked');
+    expect(
+      ineligibility(issue({ blockedBy: [{ id: 'b', identifier: 'B-1', state: 'done' }] }), input),
+    ).toBeNull();
+    expect(
+      ineligibility(issue({ blockedBy: [{ id: 'b', identifier: 'B-1', state: '' }] }), input)?.reason,
+    ).toBe('blocked');
+  });
+  it('busy and exhausted issues are not dispatched again', () => {
+    expect(ineligibility(issue({ id: 'x' }), { ...input, busyIds: new Set(['x']) })?.reason).toBe('busy');
+    expect(ineligibility(issue({ id: 'x' }), { ...input, exhaustedIds: new Set(['x']) })?.reason).toBe(
+      'budget_exhausted',
+    );
+  });
+  it('orders by priority (none last), then oldest, then identifier', () => {
+    const order = dispatchOrder([
+      issue({ identifier: 'C', priority: null, createdAt: '2026-01-01' }),
+      issue({ identifier: 'B', priority: 1, createdAt: '2026-02-01' }),
+      issue({ identifier: 'A', priority: 1, createdAt: '2026-02-01' }),
+      issue({ identifier: 'D', priority: 1, createdAt: '2026-01-15' }),
+    ]).map((i) => i.identifier);
+    expect(order).toEqual(['D', 'A', 'B', 'C']);
+  });
+  it('a per-state limit caps dispatches in that state', () => {
+    const rows = planDispatch(
+      [
+        issue({ id: '1', identifier: 'A' }),
+        issue({ id: '2', identifier: 'B' }),
+        issue({ id: '3', identifier: 'C' }),
+      ],
+      input,
+      { maxConcurrentAgents: 5, maxConcurrentAgentsByState: { todo: 2 } },
+    );
+    expect(rows.map((r) => r.dispatch)).toEqual([true, true, false]);
+  });
+});
