@@ -31,7 +31,17 @@ export const AGENT_ERROR_KINDS = [
 ] as const;
 export type AgentErrorKind = (typeof AGENT_ERROR_KINDS)[number];
 
-export type ErrorKind = TrackerErrorKind | AgentErrorKind;
+export const WORKER_ERROR_KINDS = [
+  /** A workspace hook failed or timed out, or the workspace could not be written. */
+  'workspace_hook_failed',
+  /** The issue's workspace path is unusable (bad key, escape, symlink, conflict). */
+  'workspace_invalid',
+  /** The prompt template could not be rendered for this issue. */
+  'prompt_render_failed',
+] as const;
+export type WorkerErrorKind = (typeof WORKER_ERROR_KINDS)[number];
+
+export type ErrorKind = TrackerErrorKind | AgentErrorKind | WorkerErrorKind;
 
 /** How the orchestrator reacts to a failure of a given kind. */
 export type RetryDecision =
@@ -64,6 +74,9 @@ export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
   turn_input_required: 'release',
   credential_unverified: 'release',
   usage_limit: 'wait_for_reset',
+  workspace_hook_failed: 'retry',
+  workspace_invalid: 'release',
+  prompt_render_failed: 'release',
 };
 
 /** The retry decision for a kind; an unclassified failure is retried. */

@@ -1,0 +1,87 @@
+/**
+ * Structured logs with pino. Secret VALUES are masked in every line, whatever
+ * field or message carries them: the line is masked after serialisation, just
+ * before it is written, so a token echoed inside an error message or a hook's
+ * output is caught as surely as one in a known field.
+ */
+import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** The logger shape the orchestrator's ports expect. */
+export interface AppLogger {
+  debug(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+  /** Adds a secret value to mask from now on (values shorter than 4 characters are ignored). */
+  addSecret(value: string): void;
+  flush(): void;
+}
+
+export const MASK = '***';
+const require_ = createRequire(import.meta.url);
+const MIN_SECRET_LENGTH = 4;
+
+/** Replaces every secret value in a serialised line, including its JSON-escaped spelling. */
+export function maskLine(line: string, secrets: ReadonlySet<string>): string {
+  let out = line;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    out = out.split(secret).join(MASK);
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret) out = out.split(escaped).join(MASK);
+  }
+  return out;
+}
+
+export interface LoggerOptions {
+  level: LogLevel;
+  format: LogFormat;
+  secrets?: readonly string[];
+  /** Where lines go; default standard output. */
+  destination?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/** Creates the application logger. */
+export function createLogger(options: LoggerOptions): AppLogger {
+  const destination = options.destination ?? process.stdout;
+  const secrets = new Set<string>();
+  const addSecret = (value: string) => {
+    if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
+  };
+  for (const s of options.secrets ?? []) addSecret(s);
+  const pretty = options.format === 'pretty' || (options.format === 'auto' && destination.isTTY === true);
+  let sink: NodeJS.WritableStream = destination;
+  if (pretty) {
+    // pino-pretty formats the (already masked) JSON lines for a person.
+    const { default: build } = require_('pino-pretty') as { default: (o: object) => NodeJS.WritableStream };
+    const prettyStream = build({
+      destination,
+      colorize: destination.isTTY === true,
+      sync: true,
+      translateTime: 'HH:MM:ss',
+    });
+    sink = prettyStream;
+  }
+  const masking = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      sink.write(maskLine(chunk.toString('utf8'), secrets));
+      callback();
+    },
+  });
+  const logger = pino(
+    { level: options.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    masking,
+  );
+  return {
+    debug: (fields, message) => logger.debug(fields, message),
+    info: (fields, message) => logger.info(fields, message),
+    warn: (fields, message) => logger.warn(fields, message),
+    error: (fields, message) => logger.error(fields, message),
+    addSecret,
+    flush: () => logger.flush(),
+  };
+}

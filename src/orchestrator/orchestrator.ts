@@ -1,0 +1,625 @@
+/**
+ * The one owner of orchestrator state: running sessions, claims, the retry
+ * queue and totals. Every mutation happens here, on the event loop, in order,
+ * and anything that must survive a crash is written to the store before the
+ * in-memory state moves on. Workers report; this class decides.
+ */
+import type { ProofStore } from '../agent/core/verify-credential.js';
+import type { AgentKind } from '../agent/registry.js';
+import { addCounts, formatDollars } from '../agent/usage/index.js';
+import type { AgentAdapter, AgentEvent, TokenCounts, TurnResult } from '../domain/agent.js';
+import { ZERO_TOKENS } from '../domain/agent.js';
+import { TrackerError } from '../domain/errors.js';
+import type { Issue } from '../domain/issue.js';
+import type { TrackerAdapter } from '../domain/tracker.js';
+import type { Workflow } from '../workflow/load.js';
+import { failureDelayMs } from './backoff.js';
+import { budgetVerdict } from './budget.js';
+import { type ExitAction, planExit, type WorkerExit } from './exit-policy.js';
+import { planDispatch } from './plan.js';
+import type {
+  Clock,
+  Logger,
+  OrchestratorStore,
+  Pricing,
+  RetryEntry,
+  RetryReason,
+  Workspaces,
+} from './ports.js';
+import { runWorker, type WorkerOutcome } from './worker.js';
+
+/** How long shutdown waits for workers to finish their after_run hooks and records. */
+const SHUTDOWN_DRAIN_MS = 30_000;
+const HOST_LOCAL = 'local';
+
+export interface OrchestratorDeps {
+  /** The current good workflow; `reload()` re-reads the file (a failed reload keeps the last good one). */
+  workflow: { current(): Workflow; reload(): void };
+  tracker: TrackerAdapter;
+  agent: { adapter: AgentAdapter; kind: AgentKind };
+  workspaces: Workspaces;
+  store: OrchestratorStore;
+  proofs: ProofStore;
+  agentEnv: Record<string, string>;
+  credentialValues: string[];
+  pricing: Pricing;
+  log: Logger;
+  clock: Clock;
+}
+
+/** A session the orchestrator is running, as the API and dashboard show it. */
+export interface RunningEntry {
+  issue: Issue;
+  attempt: number | null;
+  runId: number;
+  host: string;
+  startedAtMs: number;
+  lastEventAtMs: number;
+  lastEvent: string;
+  turn: number;
+  sessionId: string | null;
+  workspace: string | null;
+  usage: TokenCounts;
+  usageByModel: Record<string, TokenCounts>;
+  controller: AbortController;
+  cancelReason: 'terminal' | 'inactive' | 'missing' | 'shutdown' | null;
+  done: Promise<void>;
+}
+
+export interface Totals {
+  dispatches: number;
+  tokens: TokenCounts;
+  costMicroUsd: number;
+}
+
+export class Orchestrator {
+  private readonly running = new Map<string, RunningEntry>();
+  private readonly claimed = new Set<string>();
+  private readonly retries = new Map<string, { entry: RetryEntry; timer: unknown }>();
+  private tickTimer: unknown = null;
+  private ticking: Promise<void> | null = null;
+  private stopping = false;
+  private refreshRequested = false;
+  private ticks = 0;
+  readonly totals: Totals = { dispatches: 0, tokens: { ...ZERO_TOKENS }, costMicroUsd: 0 };
+  /** Called after every state change (tick, dispatch, exit, retry): observers re-read the state. */
+  onChange: () => void = () => undefined;
+  /** Called for every agent event of every running session. */
+  onAgentEvent: (issue: Issue, event: AgentEvent) => void = () => undefined;
+
+  constructor(private readonly deps: OrchestratorDeps) {}
+
+  /** Restores what a crash left (open runs, the retry queue) and starts ticking. */
+  start(): void {
+    const { store, clock, log } = this.deps;
+    const closed = store.closeInterruptedRuns(new Date(clock.nowMs()).toISOString());
+    if (closed > 0) log.warn({ runs: closed }, 'closed runs left open by an earlier process as interrupted');
+    for (const entry of store.loadRetries()) {
+      this.claimed.add(entry.issueId);
+      this.armRetry(entry);
+    }
+    this.scheduleTick(0);
+  }
+
+  /** Runs one tick now (also used by `--once`); concurrent calls share one tick. */
+  tick(): Promise<void> {
+    if (this.ticking === null) {
+      this.ticking = this.runTick().finally(() => {
+        this.ticking = null;
+      });
+    }
+    return this.ticking;
+  }
+
+  /** Asks for a tick soon; several requests before it runs coalesce into one. */
+  requestRefresh(): void {
+    if (this.stopping || this.refreshRequested) return;
+    this.refreshRequested = true;
+    this.scheduleTick(0);
+  }
+
+  /** Resolves when no worker is running and no retry is due (for `--once`). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) {
+      await Promise.all([...this.running.values()].map((r) => r.done));
+    }
+  }
+
+  /** Stops dispatching, cancels workers, waits (bounded) for their after_run and records. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.tickTimer !== null) this.deps.clock.clearTimeout(this.tickTimer);
+    for (const { timer } of this.retries.values()) this.deps.clock.clearTimeout(timer);
+    for (const entry of this.running.values()) {
+      entry.cancelReason = 'shutdown';
+      entry.controller.abort('shutdown');
+    }
+    await Promise.race([
+      Promise.all([...this.running.values()].map((r) => r.done)),
+      new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DRAIN_MS).unref()),
+    ]);
+    await this.ticking;
+  }
+
+  /** A snapshot of running sessions and the retry queue, for the API. */
+  snapshot(): { running: RunningEntry[]; retries: RetryEntry[]; ticks: number } {
+    return {
+      running: [...this.running.values()],
+      retries: [...this.retries.values()].map((r) => r.entry).sort((a, b) => a.dueAtMs - b.dueAtMs),
+      ticks: this.ticks,
+    };
+  }
+
+  private scheduleTick(delayMs: number): void {
+    if (this.stopping) return;
+    if (this.tickTimer !== null) this.deps.clock.clearTimeout(this.tickTimer);
+    this.tickTimer = this.deps.clock.setTimeout(() => {
+      this.tickTimer = null;
+      void this.tick().then(() => this.scheduleTick(this.deps.workflow.current().config.pollingIntervalMs));
+    }, delayMs);
+  }
+
+  private async runTick(): Promise<void> {
+    this.refreshRequested = false;
+    const { log } = this.deps;
+    this.deps.workflow.reload();
+    const { config } = this.deps.workflow.current();
+    await this.reconcile();
+    if (this.stopping) return;
+    let candidates: Issue[];
+    try {
+      candidates = await this.deps.tracker.fetchCandidateIssues();
+    } catch (error) {
+      log.warn({ error: describe(error) }, 'fetching candidates failed; will try again next tick');
+      this.ticks += 1;
+      this.onChange();
+      return;
+    }
+    const exhausted = new Set<string>();
+    for (const issue of candidates) {
+      const budget = this.deps.store.issueBudget(issue.id);
+      if (budget?.exhaustedAt) exhausted.add(issue.id);
+    }
+    const runningByState: Record<string, number> = {};
+    for (const r of this.running.values()) {
+      const s = r.issue.state.toLowerCase();
+      runningByState[s] = (runningByState[s] ?? 0) + 1;
+    }
+    const rows = planDispatch(
+      candidates,
+      {
+        activeStates: config.tracker.activeStates,
+        terminalStates: config.tracker.terminalStates,
+        busyIds: new Set([...this.claimed, ...this.running.keys()]),
+        exhaustedIds: exhausted,
+      },
+      {
+        maxConcurrentAgents: config.agent.maxConcurrentAgents,
+        maxConcurrentAgentsByState: config.agent.maxConcurrentAgentsByState,
+        runningByState,
+      },
+    );
+    for (const row of rows) {
+      if (this.stopping) break;
+      if (!row.dispatch) continue;
+      if (!this.admitBudget(row.issue)) continue;
+      this.dispatch(row.issue, null, null);
+    }
+    this.ticks += 1;
+    log.info(
+      { candidates: candidates.length, running: this.running.size, retrying: this.retries.size },
+      'tick completed',
+    );
+    this.onChange();
+  }
+
+  /** Stops sessions whose issue left the active states; cleans the workspace of terminal ones. */
+  private async reconcile(): Promise<void> {
+    if (this.running.size === 0) return;
+    const { config } = this.deps.workflow.current();
+    const ids = [...this.running.keys()];
+    let states: { id: string; state: string }[];
+    try {
+      states = await this.deps.tracker.fetchIssueStatesByIds(ids);
+    } catch (error) {
+      this.deps.log.warn(
+        { error: describe(error) },
+        'reconciliation refresh failed; keeping running sessions',
+      );
+      return;
+    }
+    const byId = new Map(states.map((s) => [s.id, s.state]));
+    const terminal = new Set(config.tracker.terminalStates.map((s) => s.toLowerCase()));
+    const active = new Set(config.tracker.activeStates.map((s) => s.toLowerCase()));
+    for (const id of ids) {
+      const entry = this.running.get(id);
+      if (entry === undefined || entry.cancelReason !== null) continue;
+      const state = byId.get(id);
+      let reason: RunningEntry['cancelReason'] = null;
+      if (state === undefined) reason = 'missing';
+      else if (terminal.has(state.toLowerCase())) reason = 'terminal';
+      else if (active.size > 0 && !active.has(state.toLowerCase())) reason = 'inactive';
+      if (state !== undefined) entry.issue = { ...entry.issue, state };
+      if (reason !== null) {
+        entry.cancelReason = reason;
+        this.deps.log.info(
+          { issue_id: id, issue_identifier: entry.issue.identifier, reason },
+          'stopping session: issue changed',
+        );
+        entry.controller.abort(`reconcile:${reason}`);
+      }
+    }
+  }
+
+  /** Checks the issue's budget before claiming; an exhausted issue is commented on once. */
+  private admitBudget(issue: Issue): boolean {
+    const { config } = this.deps.workflow.current();
+    const budget = this.deps.store.issueBudget(issue.id);
+    const verdict = budgetVerdict(
+      {
+        sessions: budget?.sessions ?? 0,
+        tokens: budget?.tokens ?? 0,
+        costMicroUsd: budget?.costMicroUsd ?? 0,
+      },
+      {
+        maxSessions: config.agent.maxSessions,
+        maxTokens: config.agent.maxTokens,
+        maxCostMicroUsd: Math.round(config.agent.maxCostUsd * 1e6),
+      },
+      true,
+    );
+    if (!verdict.exhausted) return true;
+    void this.exhaust(issue.id, issue.identifier, verdict.limit, verdict.detail);
+    return false;
+  }
+
+  private async exhaust(issueId: string, identifier: string, limit: string, detail: string): Promise<void> {
+    const { store, clock, log, tracker } = this.deps;
+    store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString());
+    if (store.issueBudget(issueId)?.exhaustionReported) return;
+    store.markExhaustionReported(issueId);
+    log.warn({ issue_id: issueId, issue_identifier: identifier, limit, detail }, 'issue budget exhausted');
+    await tracker
+      .commentIssue(
+        issueId,
+        `Orchestrator budget exhausted (${limit}): ${detail}. The issue will not be dispatched again until the budget is raised.`,
+      )
+      .catch((error: unknown) =>
+        log.warn({ issue_id: issueId, error: describe(error) }, 'budget comment failed'),
+      );
+  }
+
+  private dispatch(issue: Issue, attempt: number | null, resumeSessionId: string | null): void {
+    const { store, clock, log } = this.deps;
+    const workflow = this.deps.workflow.current();
+    const startedAtMs = clock.nowMs();
+    this.claimed.add(issue.id);
+    const runId = store.startRun({
+      issueId: issue.id,
+      identifier: issue.identifier,
+      attempt: attempt ?? 0,
+      host: HOST_LOCAL,
+      agentKind: workflow.config.agent.kind,
+      workspace: '',
+      startedAt: new Date(startedAtMs).toISOString(),
+    });
+    store.addIssueSpend(issue.id, { sessions: 1, tokens: 0, costMicroUsd: 0 });
+    const controller = new AbortController();
+    const entry: RunningEntry = {
+      issue,
+      attempt,
+      runId,
+      host: HOST_LOCAL,
+      startedAtMs,
+      lastEventAtMs: startedAtMs,
+      lastEvent: 'dispatched',
+      turn: 0,
+      sessionId: resumeSessionId,
+      workspace: null,
+      usage: { ...ZERO_TOKENS },
+      usageByModel: {},
+      controller,
+      cancelReason: null,
+      done: Promise.resolve(),
+    };
+    this.running.set(issue.id, entry);
+    this.totals.dispatches += 1;
+    store.addTotals({
+      tokens: ZERO_TOKENS,
+      costMicroUsd: 0,
+      secondsRunning: 0,
+      runsStarted: 1,
+      runsFinished: 0,
+    });
+    log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt }, 'dispatching');
+    const budgetBefore = store.issueBudget(issue.id);
+    entry.done = runWorker(
+      { issue, attempt, resumeSessionId, workflow },
+      {
+        tracker: this.deps.tracker,
+        adapter: this.deps.agent.adapter,
+        kind: this.deps.agent.kind,
+        workspaces: this.deps.workspaces,
+        proofs: this.deps.proofs,
+        agentEnv: this.deps.agentEnv,
+        credentialValues: this.deps.credentialValues,
+        log,
+        nowMs: () => clock.nowMs(),
+        onEvent: (event) => this.onEvent(entry, event),
+        onWorkspace: (path) => {
+          entry.workspace = path;
+        },
+        onTurn: (record) => {
+          store.recordTurn(runId, record);
+          entry.turn = record.turn;
+          this.onChange();
+        },
+        budgetAfterTurn: (result) => this.budgetAfterTurn(budgetBefore, result),
+      },
+      controller.signal,
+    ).then(
+      (outcome) => this.onWorkerExit(entry, outcome),
+      (error: unknown) =>
+        this.onWorkerExit(entry, {
+          exit: {
+            type: 'failed',
+            kind: undefined,
+            message: `worker crashed: ${describe(error)}`,
+            resetAtMs: null,
+            sessionId: entry.sessionId,
+            turns: entry.turn,
+          },
+          lastState: entry.issue.state,
+          workspace: entry.workspace,
+          lastResult: null,
+          unaccountedTurns: 0,
+        }),
+    );
+    this.onChange();
+  }
+
+  private budgetAfterTurn(before: ReturnType<OrchestratorStore['issueBudget']>, result: TurnResult) {
+    const { config } = this.deps.workflow.current();
+    const cost = this.deps.pricing(result.usage, result.reportedAmounts);
+    return budgetVerdict(
+      {
+        sessions: 0,
+        tokens: (before?.tokens ?? 0) + result.usage.totalTokens,
+        costMicroUsd: cost === null ? null : (before?.costMicroUsd ?? 0) + cost,
+      },
+      {
+        maxSessions: 0,
+        maxTokens: config.agent.maxTokens,
+        maxCostMicroUsd: Math.round(config.agent.maxCostUsd * 1e6),
+      },
+      false,
+    );
+  }
+
+  private onEvent(entry: RunningEntry, event: AgentEvent): void {
+    entry.lastEventAtMs = this.deps.clock.nowMs();
+    entry.lastEvent = event.type;
+    if (event.type === 'session_started') {
+      entry.sessionId = event.sessionId;
+      this.deps.store.saveSession(
+        entry.issue.id,
+        event.sessionId,
+        this.deps.workflow.current().config.agent.kind,
+      );
+    }
+    if (event.type === 'token_usage') {
+      entry.usage = event.usage;
+      entry.usageByModel = event.usageByModel;
+    }
+    this.onAgentEvent(entry.issue, event);
+  }
+
+  private async onWorkerExit(entry: RunningEntry, outcome: WorkerOutcome): Promise<void> {
+    const { store, clock, log, tracker } = this.deps;
+    const { config } = this.deps.workflow.current();
+    const issue = entry.issue;
+    this.running.delete(issue.id);
+    const usage = outcome.lastResult?.usage ?? ZERO_TOKENS;
+    const cost = outcome.lastResult ? this.deps.pricing(usage, outcome.lastResult.reportedAmounts) : 0;
+    const endedMs = clock.nowMs();
+    let exit: WorkerExit = outcome.exit;
+    if (exit.type === 'cancelled' && entry.cancelReason === null) {
+      exit = { ...exit, reason: 'cancelled' };
+    }
+    const activeStates = config.tracker.activeStates.map((s) => s.toLowerCase());
+    const terminalStates = config.tracker.terminalStates.map((s) => s.toLowerCase());
+    const last = outcome.lastState.toLowerCase();
+    const issueActive =
+      outcome.lastState !== '' &&
+      !terminalStates.includes(last) &&
+      (activeStates.length === 0 || activeStates.includes(last));
+    const plan = planExit(exit, {
+      attempt: entry.attempt,
+      issueActive,
+      handoffState: config.tracker.handoffState,
+      blockedState: config.tracker.blockedState,
+      comments: config.tracker.comments,
+      maxRetryBackoffMs: config.agent.maxRetryBackoffMs,
+      nowMs: endedMs,
+    });
+    store.finishRun(entry.runId, {
+      exitKind: plan.kind,
+      errorKind: exit.type === 'failed' ? (exit.kind ?? null) : null,
+      error: exit.type === 'failed' ? exit.message : exit.type === 'budget_exhausted' ? exit.detail : null,
+      turns: exit.turns,
+      sessionId: exit.sessionId,
+      usage,
+      usageByModel: outcome.lastResult?.usageByModel ?? {},
+      costMicroUsd: cost,
+      provenance: outcome.lastResult?.usageProvenance ?? 'unmeasured',
+      unaccountedTurns: outcome.unaccountedTurns,
+      endedAt: new Date(endedMs).toISOString(),
+    });
+    store.addIssueSpend(issue.id, { sessions: 0, tokens: usage.totalTokens, costMicroUsd: cost ?? 0 });
+    store.addTotals({
+      tokens: usage,
+      costMicroUsd: cost ?? 0,
+      secondsRunning: Math.max(0, Math.round((endedMs - entry.startedAtMs) / 1000)),
+      runsStarted: 0,
+      runsFinished: 1,
+    });
+    this.totals.tokens = addCounts(this.totals.tokens, usage);
+    this.totals.costMicroUsd += cost ?? 0;
+    log.info(
+      {
+        issue_id: issue.id,
+        issue_identifier: issue.identifier,
+        session_id: exit.sessionId,
+        exit: plan.kind,
+        turns: exit.turns,
+        tokens: usage.totalTokens,
+        cost: cost === null ? null : formatDollars(cost),
+      },
+      'worker exited',
+    );
+    if (entry.cancelReason === 'terminal' && outcome.workspace !== null) {
+      await this.deps.workspaces.remove(issue.identifier, issue.id);
+    }
+    if (entry.cancelReason === 'shutdown') {
+      // Shutdown keeps the claim on disk: the next start re-dispatches by polling.
+      this.claimed.delete(issue.id);
+      this.onChange();
+      return;
+    }
+    for (const action of plan.actions) await this.apply(issue, action);
+    this.onChange();
+  }
+
+  private async apply(issue: Issue, action: ExitAction): Promise<void> {
+    const { tracker, log, clock } = this.deps;
+    const fields = { issue_id: issue.id, issue_identifier: issue.identifier };
+    switch (action.type) {
+      case 'transition':
+        await tracker
+          .transitionIssue(issue.id, action.state)
+          .then(() => log.info({ ...fields, state: action.state }, 'issue transitioned'))
+          .catch((error: unknown) =>
+            log.warn({ ...fields, state: action.state, error: describe(error) }, 'transition failed'),
+          );
+        return;
+      case 'comment':
+        await tracker
+          .commentIssue(issue.id, action.body)
+          .catch((error: unknown) => log.warn({ ...fields, error: describe(error) }, 'comment failed'));
+        return;
+      case 'retry':
+        this.scheduleRetry({
+          issueId: issue.id,
+          identifier: issue.identifier,
+          attempt: action.attempt,
+          dueAtMs: clock.nowMs() + action.delayMs,
+          reason: action.reason,
+          lastError: action.error,
+          previousHost: HOST_LOCAL,
+          sessionId: action.sessionId,
+        });
+        return;
+      case 'release':
+        this.release(issue.id);
+        return;
+      case 'mark_exhausted':
+        await this.exhaust(issue.id, issue.identifier, action.limit, action.detail);
+        return;
+    }
+  }
+
+  private release(issueId: string): void {
+    this.deps.store.deleteRetry(issueId);
+    const queued = this.retries.get(issueId);
+    if (queued) this.deps.clock.clearTimeout(queued.timer);
+    this.retries.delete(issueId);
+    this.claimed.delete(issueId);
+  }
+
+  /** Persists the retry first, then arms its timer; a later retry replaces an earlier one. */
+  private scheduleRetry(entry: RetryEntry): void {
+    this.deps.store.saveRetry(entry);
+    this.claimed.add(entry.issueId);
+    this.deps.log.info(
+      {
+        issue_id: entry.issueId,
+        issue_identifier: entry.identifier,
+        attempt: entry.attempt,
+        reason: entry.reason,
+        due_in_ms: entry.dueAtMs - this.deps.clock.nowMs(),
+      },
+      'retry scheduled',
+    );
+    this.armRetry(entry);
+  }
+
+  private armRetry(entry: RetryEntry): void {
+    const previous = this.retries.get(entry.issueId);
+    if (previous) this.deps.clock.clearTimeout(previous.timer);
+    const delay = Math.max(0, entry.dueAtMs - this.deps.clock.nowMs());
+    const timer = this.deps.clock.setTimeout(() => void this.fireRetry(entry.issueId), delay);
+    this.retries.set(entry.issueId, { entry, timer });
+  }
+
+  /** A due retry: re-fetch the issue by id and dispatch it if it is still wanted and a slot is free. */
+  private async fireRetry(issueId: string): Promise<void> {
+    const queued = this.retries.get(issueId);
+    if (queued === undefined || this.stopping) return;
+    this.retries.delete(issueId);
+    const { entry } = queued;
+    const { config } = this.deps.workflow.current();
+    const reschedule = (error: string, reason: RetryReason = 'timer') =>
+      this.scheduleRetry({
+        ...entry,
+        attempt: entry.attempt + 1,
+        dueAtMs: this.deps.clock.nowMs() + failureDelayMs(entry.attempt + 1, config.agent.maxRetryBackoffMs),
+        reason,
+        lastError: error,
+      });
+    if (this.running.has(issueId)) {
+      this.armRetry({ ...entry, dueAtMs: this.deps.clock.nowMs() + 1_000 });
+      return;
+    }
+    let issue: Issue;
+    try {
+      issue = await this.deps.tracker.fetchIssueById(issueId);
+    } catch (error) {
+      if (error instanceof TrackerError && error.kind === 'tracker_not_found') {
+        this.release(issueId);
+        this.onChange();
+        return;
+      }
+      reschedule(`retry refresh failed: ${describe(error)}`);
+      this.onChange();
+      return;
+    }
+    const state = issue.state.toLowerCase();
+    const terminal = config.tracker.terminalStates.map((s) => s.toLowerCase()).includes(state);
+    const active = config.tracker.activeStates.map((s) => s.toLowerCase());
+    if (terminal || (active.length > 0 && !active.includes(state))) {
+      this.release(issueId);
+      if (terminal) await this.deps.workspaces.remove(issue.identifier, issue.id);
+      this.onChange();
+      return;
+    }
+    const runningCount = this.running.size;
+    const stateCap = config.agent.maxConcurrentAgentsByState[state];
+    const inState = [...this.running.values()].filter((r) => r.issue.state.toLowerCase() === state).length;
+    if (runningCount >= config.agent.maxConcurrentAgents || (stateCap !== undefined && inState >= stateCap)) {
+      reschedule('no available orchestrator slots');
+      this.onChange();
+      return;
+    }
+    if (!this.admitBudget(issue)) {
+      this.release(issueId);
+      this.onChange();
+      return;
+    }
+    this.deps.store.deleteRetry(issueId);
+    this.dispatch(issue, entry.attempt, entry.reason === 'continuation' ? entry.sessionId : null);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

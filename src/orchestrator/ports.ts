@@ -1,0 +1,124 @@
+/**
+ * What the orchestrator needs from the world, as narrow interfaces: the
+ * composition root hands in the real store, workspace manager, tracker and
+ * logger; tests hand in the same real parts or small fakes. Nothing here is
+ * implemented in this layer.
+ */
+import type { ReportedAmount, TokenCounts, TurnResult } from '../domain/agent.js';
+import type { WorkspaceError } from '../workspace/errors.js';
+import type { HookResult, PreparedWorkspace } from '../workspace/manager.js';
+
+/** Structured log lines; fields use snake_case names (issue_id, session_id, turn…). */
+export interface Logger {
+  debug(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export type RetryReason = 'continuation' | 'error' | 'stall' | 'usage_limit' | 'timer';
+
+export interface RetryEntry {
+  issueId: string;
+  identifier: string;
+  attempt: number;
+  dueAtMs: number;
+  reason: RetryReason;
+  lastError: string | null;
+  previousHost: string | null;
+  sessionId: string | null;
+}
+
+export interface RunStart {
+  issueId: string;
+  identifier: string;
+  attempt: number;
+  host: string;
+  agentKind: string;
+  workspace: string;
+  startedAt: string;
+}
+
+export interface RunFinish {
+  exitKind: string;
+  errorKind: string | null;
+  error: string | null;
+  turns: number;
+  sessionId: string | null;
+  usage: TokenCounts;
+  usageByModel: Record<string, TokenCounts>;
+  costMicroUsd: number | null;
+  provenance: string;
+  unaccountedTurns: number;
+  endedAt: string;
+}
+
+export interface TurnRecord {
+  turn: number;
+  startedAt: string;
+  endedAt: string;
+  result: TurnResult;
+  errorKind: string | null;
+  error: string | null;
+}
+
+/** The persistence the orchestrator writes before its in-memory state moves on. */
+export interface OrchestratorStore {
+  startRun(run: RunStart): number;
+  recordTurn(runId: number, turn: TurnRecord): void;
+  finishRun(runId: number, finish: RunFinish): void;
+  closeInterruptedRuns(nowIso: string): number;
+  saveRetry(entry: RetryEntry): void;
+  deleteRetry(issueId: string): void;
+  loadRetries(): RetryEntry[];
+  saveSession(issueId: string, sessionId: string, agentKind: string): void;
+  addIssueSpend(issueId: string, spend: { sessions: number; tokens: number; costMicroUsd: number }): void;
+  issueBudget(issueId: string): {
+    sessions: number;
+    tokens: number;
+    costMicroUsd: number;
+    exhaustedAt: string | null;
+    exhaustionReported: boolean;
+  } | null;
+  markExhausted(issueId: string, reason: string, atIso: string): void;
+  markExhaustionReported(issueId: string): void;
+  addTotals(delta: {
+    tokens: TokenCounts;
+    costMicroUsd: number;
+    secondsRunning: number;
+    runsStarted: number;
+    runsFinished: number;
+  }): void;
+}
+
+/** The workspace operations a worker and the owner use. */
+export interface Workspaces {
+  prepare(
+    issue: { id: string; identifier: string },
+    attempt: number | null,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; workspace: PreparedWorkspace } | { ok: false; error: WorkspaceError }>;
+  afterRun(
+    workspace: string,
+    issue: { id: string; identifier: string },
+    attempt: number | null,
+  ): Promise<HookResult | null>;
+  remove(identifier: string, issueId?: string): Promise<{ removed: boolean; error: WorkspaceError | null }>;
+  existingKeys(): Promise<string[]>;
+}
+
+/** A settled figure in dollars for reporting, from reported amounts or token rates. */
+export type Pricing = (usage: TokenCounts, amounts: readonly ReportedAmount[]) => number | null;
+
+/** Timers, injectable so policy tests can run on fake time. */
+export interface Clock {
+  nowMs(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const SYSTEM_CLOCK: Clock = {
+  nowMs: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};

@@ -1,0 +1,275 @@
+/**
+ * One worker attempt for one issue: in-progress transition, workspace and
+ * hooks, credential proof, an agent session, turns until the issue leaves an
+ * active state, `max_turns`, a budget, a `BLOCKED:` question or an error, then
+ * `after_run`. A worker never touches the orchestrator's state: it reports
+ * events, turns and its exit through callbacks, and the owner decides.
+ */
+import { type ProofStore, proofKey, verifyCredential } from '../agent/core/verify-credential.js';
+import type { AgentKind } from '../agent/registry.js';
+import {
+  type AgentAdapter,
+  AgentError,
+  type AgentEvent,
+  type AgentSession,
+  type TurnResult,
+  ZERO_TOKENS,
+} from '../domain/agent.js';
+import { type ErrorKind, TrackerError } from '../domain/errors.js';
+import type { Issue } from '../domain/issue.js';
+import type { TrackerAdapter } from '../domain/tracker.js';
+import { turnPrompt } from '../prompt/render.js';
+import { promptVariables } from '../prompt/variables.js';
+import type { Workflow } from '../workflow/load.js';
+import type { BudgetVerdict } from './budget.js';
+import { BLOCKED_PREFIX, type WorkerExit } from './exit-policy.js';
+import type { Logger, TurnRecord, Workspaces } from './ports.js';
+
+/** Longest a credential-verification turn may take. */
+const VERIFICATION_TIMEOUT_MS = 120_000;
+
+export interface WorkerJob {
+  issue: Issue;
+  /** null on a first run, else the retry number. */
+  attempt: number | null;
+  resumeSessionId: string | null;
+  /** The workflow frozen for this attempt: a reload applies to the next dispatch. */
+  workflow: Workflow;
+}
+
+export interface WorkerDeps {
+  tracker: TrackerAdapter;
+  adapter: AgentAdapter;
+  kind: AgentKind;
+  workspaces: Workspaces;
+  proofs: ProofStore;
+  /** The agent's environment: already stripped of secrets it must not see. */
+  agentEnv: Record<string, string>;
+  /** Credential values of the kind (for the proof key only; hashed). */
+  credentialValues: string[];
+  log: Logger;
+  nowMs(): number;
+  onEvent(event: AgentEvent): void;
+  onWorkspace(path: string): void;
+  onTurn(record: TurnRecord): void;
+  /** Checked between turns with the session's run-cumulative result so far. */
+  budgetAfterTurn(result: TurnResult): BudgetVerdict;
+}
+
+export interface WorkerOutcome {
+  exit: WorkerExit;
+  /** The issue's state as last seen (after the in-progress transition and each turn). */
+  lastState: string;
+  workspace: string | null;
+  /** The session's final figures (run-cumulative); null when no turn ran. */
+  lastResult: TurnResult | null;
+  unaccountedTurns: number;
+}
+
+/** Runs one attempt; resolves with its exit, never rejects for expected failures. */
+export async function runWorker(
+  job: WorkerJob,
+  deps: WorkerDeps,
+  signal: AbortSignal,
+): Promise<WorkerOutcome> {
+  const { config, template } = job.workflow;
+  const { issue } = job;
+  const fields = { issue_id: issue.id, issue_identifier: issue.identifier };
+  let lastState = issue.state;
+  let lastResult: TurnResult | null = null;
+  let unaccountedTurns = 0;
+  let turns = 0;
+  let sessionId: string | null = job.resumeSessionId;
+  let workspacePath: string | null = null;
+  const activeStates = config.tracker.activeStates.map((s) => s.toLowerCase());
+  const terminalStates = config.tracker.terminalStates.map((s) => s.toLowerCase());
+  const isActive = (state: string) => {
+    const lower = state.toLowerCase();
+    return !terminalStates.includes(lower) && (activeStates.length === 0 || activeStates.includes(lower));
+  };
+  const finish = (exit: WorkerExit): WorkerOutcome => ({
+    exit,
+    lastState,
+    workspace: workspacePath,
+    lastResult,
+    unaccountedTurns,
+  });
+  const failed = (
+    kind: ErrorKind | undefined,
+    message: string,
+    resetAtMs: number | null = null,
+  ): WorkerOutcome => finish({ type: 'failed', kind, message, resetAtMs, sessionId, turns });
+  const cancelled = (): WorkerOutcome =>
+    finish({ type: 'cancelled', reason: String(signal.reason ?? 'cancelled'), sessionId, turns });
+
+  const inProgress = config.tracker.inProgressState;
+  if (inProgress !== null && issue.state.toLowerCase() !== inProgress.toLowerCase()) {
+    try {
+      await deps.tracker.transitionIssue(issue.id, inProgress);
+      lastState = inProgress;
+    } catch (error) {
+      deps.log.warn({ ...fields, error: describe(error) }, 'in-progress transition failed');
+    }
+  }
+  if (config.tracker.comments.onDispatch) {
+    await deps.tracker
+      .commentIssue(issue.id, dispatchComment(config.agent.kind, job.attempt))
+      .catch((error: unknown) =>
+        deps.log.warn({ ...fields, error: describe(error) }, 'dispatch comment failed'),
+      );
+  }
+  if (signal.aborted) return cancelled();
+
+  const prepared = await deps.workspaces.prepare(issue, job.attempt, signal);
+  if (!prepared.ok) {
+    const kind: ErrorKind = ['hook_failed', 'hook_timeout', 'io'].includes(prepared.error.kind)
+      ? 'workspace_hook_failed'
+      : 'workspace_invalid';
+    return failed(kind, prepared.error.message);
+  }
+  const workspace = prepared.workspace.path;
+  workspacePath = workspace;
+  deps.onWorkspace(workspace);
+
+  try {
+    if (signal.aborted) return cancelled();
+    const start = {
+      workspacePath: workspace,
+      workspaceRoot: config.workspaceRoot,
+      agent: {
+        kind: config.agent.kind,
+        command: config.agent.command,
+        turnTimeoutMs: config.agent.turnTimeoutMs,
+        readTimeoutMs: config.agent.readTimeoutMs,
+        stallTimeoutMs: config.agent.stallTimeoutMs,
+      },
+      options: config.agentOptions,
+      resumeSessionId: job.resumeSessionId,
+      env: deps.agentEnv,
+    };
+    const verification = await verifyCredential({
+      adapter: deps.adapter,
+      start,
+      key: proofKey(config.agent.kind, config.agent.command, config.agentOptions, deps.credentialValues),
+      store: deps.proofs,
+      issue,
+      nowMs: deps.nowMs,
+      timeoutMs: Math.min(config.agent.turnTimeoutMs || VERIFICATION_TIMEOUT_MS, VERIFICATION_TIMEOUT_MS),
+    });
+    if (!verification.ok) {
+      deps.log.warn({ ...fields, error: verification.error.message }, 'credential verification failed');
+      return failed(verification.error.kind, verification.error.detail, verification.error.resetAtMs);
+    }
+    if (signal.aborted) return cancelled();
+
+    let session: AgentSession;
+    try {
+      session = await deps.adapter.startSession(start);
+    } catch (error) {
+      if (error instanceof AgentError) return failed(error.kind, error.detail, error.resetAtMs);
+      return failed('response_error', describe(error));
+    }
+    try {
+      const maxTurns = Math.max(1, config.agent.maxTurns);
+      for (let turn = 1; turn <= maxTurns; turn++) {
+        if (signal.aborted) return cancelled();
+        const vars = promptVariables({
+          issue,
+          attempt: job.attempt,
+          turn,
+          maxTurns,
+          workspacePath: workspace,
+        });
+        const rendered = turnPrompt(template, vars);
+        if (!rendered.ok) {
+          return failed('prompt_render_failed', rendered.diagnostics.map((d) => d.message).join('; '));
+        }
+        const startedAt = new Date(deps.nowMs()).toISOString();
+        deps.log.info({ ...fields, turn, session_id: session.sessionId }, 'turn started');
+        const outcome = await deps.adapter.runTurn(session, {
+          prompt: rendered.text,
+          issue,
+          onEvent: deps.onEvent,
+          signal,
+        });
+        turns = turn;
+        lastResult = outcome.result;
+        if (outcome.result.sessionId !== '') sessionId = outcome.result.sessionId;
+        if (outcome.result.spendUnaccounted) unaccountedTurns += 1;
+        deps.onTurn({
+          turn,
+          startedAt,
+          endedAt: new Date(deps.nowMs()).toISOString(),
+          result: outcome.result,
+          errorKind: outcome.error?.kind ?? null,
+          error: outcome.error?.detail ?? null,
+        });
+        deps.log.info(
+          {
+            ...fields,
+            turn,
+            session_id: sessionId,
+            exit_reason: outcome.result.exitReason,
+            error_kind: outcome.error?.kind,
+          },
+          'turn ended',
+        );
+        if (signal.aborted) return cancelled();
+        if (outcome.error !== undefined) {
+          return failed(outcome.error.kind, outcome.error.detail, outcome.error.resetAtMs);
+        }
+        const finalMessage = outcome.result.finalMessage;
+        if (finalMessage.trim().startsWith(BLOCKED_PREFIX)) {
+          return finish({ type: 'completed', finalMessage, sessionId, turns });
+        }
+        const budget = deps.budgetAfterTurn(outcome.result);
+        if (budget.exhausted) {
+          return finish({
+            type: 'budget_exhausted',
+            limit: budget.limit,
+            detail: budget.detail,
+            sessionId,
+            turns,
+          });
+        }
+        try {
+          const states = await deps.tracker.fetchIssueStatesByIds([issue.id]);
+          const current = states.find((s) => s.id === issue.id);
+          if (current === undefined) {
+            lastState = '';
+            return finish({ type: 'completed', finalMessage, sessionId, turns });
+          }
+          lastState = current.state;
+        } catch (error) {
+          const kind = error instanceof TrackerError ? error.kind : 'tracker_transport_error';
+          return failed(kind, `refreshing the issue state failed: ${describe(error)}`);
+        }
+        if (!isActive(lastState) || turn === maxTurns) {
+          return finish({ type: 'completed', finalMessage, sessionId, turns });
+        }
+      }
+      return finish({ type: 'completed', finalMessage: lastResult?.finalMessage ?? '', sessionId, turns });
+    } finally {
+      await deps.adapter.stopSession(session).catch(() => undefined);
+    }
+  } finally {
+    const hook = await deps.workspaces.afterRun(workspace, issue, job.attempt);
+    if (hook !== null && !hook.ok) {
+      deps.log.warn(
+        { ...fields, hook: 'after_run', exit_code: hook.exitCode, timed_out: hook.timedOut },
+        'after_run hook failed',
+      );
+    }
+  }
+}
+
+/** The usage of a worker that ran no turn. */
+export const NO_USAGE = ZERO_TOKENS;
+
+function dispatchComment(kind: string, attempt: number | null): string {
+  return ['Orchestrator session started.', `Agent: ${kind}`, `Attempt: ${attempt ?? 0}`].join('\n');
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,88 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, maskLine } from '../../src/observability/logger.js';
+
+function capture(): { stream: Writable & { isTTY?: boolean }; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      cb();
+    },
+  });
+  return { stream, lines };
+}
+
+describe('logs', () => {
+  it('mask a secret value in any field and in the message, not only known names', () => {
+    const { stream, lines } = capture();
+    const log = createLogger({
+      level: 'debug',
+      format: 'json',
+      secrets: ['ghp_s3cr3tT0ken'],
+      destination: stream,
+    });
+    log.info(
+      {
+        issue_id: '1',
+        output: 'curl -H "Authorization: token ghp_s3cr3tT0ken"',
+        nested: { deep: ['ghp_s3cr3tT0ken'] },
+      },
+      'hook said ghp_s3cr3tT0ken',
+    );
+    log.flush();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain('ghp_s3cr3tT0ken');
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      issue_id: '1',
+      msg: 'hook said ***',
+      nested: { deep: ['***'] },
+    });
+  });
+
+  it('masks the JSON-escaped spelling of a secret too', () => {
+    expect(maskLine(JSON.stringify({ a: 'p"w\\d' }), new Set(['p"w\\d']))).toBe('{"a":"***"}');
+  });
+
+  it('a secret added later is masked from then on', () => {
+    const { stream, lines } = capture();
+    const log = createLogger({ level: 'info', format: 'json', destination: stream });
+    log.info({ token: 'late-secret-value' }, 'before');
+    log.addSecret('late-secret-value');
+    log.info({ token: 'late-secret-value' }, 'after');
+    log.flush();
+    expect(lines[0]).toContain('late-secret-value');
+    expect(lines[1]).not.toContain('late-secret-value');
+  });
+
+  it('drops lines below the level', () => {
+    const { stream, lines } = capture();
+    const log = createLogger({ level: 'warn', format: 'json', destination: stream });
+    log.info({}, 'quiet');
+    log.warn({}, 'loud');
+    log.flush();
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['loud']);
+  });
+
+  it('pretty format writes readable lines with the secret still masked', () => {
+    const { stream, lines } = capture();
+    const log = createLogger({
+      level: 'info',
+      format: 'pretty',
+      secrets: ['abcd-secret'],
+      destination: stream,
+    });
+    log.info({ issue_identifier: 'DEMO-1', t: 'abcd-secret' }, 'dispatching');
+    log.flush();
+    const text = lines.join('\n');
+    expect(text).toContain('dispatching');
+    expect(text).toContain('DEMO-1');
+    expect(text).not.toContain('abcd-secret');
+    expect(() => JSON.parse(lines[0] as string)).toThrow();
+  });
+});
