@@ -11,10 +11,16 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 build: setup
 	npm run build --silent
 
-# The main job on the embedded defaults (WORKFLOW.example.md + testdata/issues.example.json).
+# The main job on the embedded defaults: WORKFLOW.example.md with the mock runtime over a fresh
+# copy of testdata/issues.example.json (state under .orchestrator/demo, reset on every run).
 run: build
+	rm -rf .orchestrator/demo && mkdir -p .orchestrator/demo
+	cp testdata/issues.example.json .orchestrator/demo/issues.json
 	node dist/cli/main.js validate WORKFLOW.example.md
 	node dist/cli/main.js run --dry-run WORKFLOW.example.md
+	node dist/cli/main.js run --until-idle --log-format pretty WORKFLOW.example.md
+	@echo "Final issue states (.orchestrator/demo/issues.json):"
+	@node -e "for (const i of JSON.parse(require('fs').readFileSync('.orchestrator/demo/issues.json','utf8'))) console.log('  ' + i.identifier.padEnd(8) + i.state.padEnd(13) + (i.comments || []).length + ' comments')"
 
 lint: setup
 	npx biome check .

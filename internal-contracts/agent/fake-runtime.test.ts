@@ -24,7 +24,9 @@ const build = (scenario: FakeScenario) => fakeRuntime(dir, `fake-${++n}`, scenar
 
 describe('fakeRuntime', () => {
   it('plays stdout and stderr lines in order and exits with the scripted status (not a default 0)', () => {
-    const exe = build({ steps: [{ stdout: 'a' }, { stderr: 'e' }, { stdout: 'b\n' }, { exit: 3 }, { stdout: 'x' }] });
+    const exe = build({
+      steps: [{ stdout: 'a' }, { stderr: 'e' }, { stdout: 'b\n' }, { exit: 3 }, { stdout: 'x' }],
+    });
     expect(path.isAbsolute(exe)).toBe(true);
     expect(run(exe)).toMatchObject({ stdout: 'a\nb\n', stderr: 'e\n', status: 3 });
   });

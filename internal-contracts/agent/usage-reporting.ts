@@ -5,8 +5,9 @@
  * reports one figure after the work, or a figure that restarts at zero on turn 2;
  * this check does, against turns the adapter really ran.
  *
- * A run is one turn or the consecutive turns of one session (oldest first), each
- * with every event `onEvent` received and the outcome `runTurn` returned.
+ * A run is one turn or the consecutive turns of one new session from its first
+ * turn on, each with every event `onEvent` received and the outcome `runTurn`
+ * returned.
  */
 import { AssertionError } from 'node:assert';
 import { agentKind } from '../../src/agent/registry.js';
@@ -20,7 +21,13 @@ export interface UsageRun {
 
 type TokenUsageEvent = Extract<AgentEvent, { type: 'token_usage' }>;
 
-const CLASSES = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'totalTokens'] as const;
+const CLASSES = [
+  'inputTokens',
+  'outputTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'totalTokens',
+] as const;
 /** Events that show the turn working; a figure reported during the turn comes before the last of them. */
 const WORK_EVENTS: ReadonlySet<AgentEvent['type']> = new Set(['tool_result', 'notification']);
 const OUTCOME_EVENTS: ReadonlySet<AgentEvent['type']> = new Set([
@@ -123,7 +130,9 @@ export function checkUsageReporting(
 
     if (disposition.arrival === 'none') {
       if (usageEvents.length > 0) {
-        problems.push(`${label}a kind whose sources count no tokens emitted ${usageEvents.length} token_usage event(s)`);
+        problems.push(
+          `${label}a kind whose sources count no tokens emitted ${usageEvents.length} token_usage event(s)`,
+        );
       }
       events.forEach((e, i) => {
         const carried = (e as { usage?: TokenCounts }).usage;
@@ -136,7 +145,9 @@ export function checkUsageReporting(
         problems.push(`${label}result.usageByModel carries a non-zero figure`);
       }
       if (result.usageMeasured) {
-        problems.push(`${label}result.usageMeasured is true for a kind that counts no tokens (spend is unknown)`);
+        problems.push(
+          `${label}result.usageMeasured is true for a kind that counts no tokens (spend is unknown)`,
+        );
       }
       return;
     }
@@ -158,7 +169,11 @@ export function checkUsageReporting(
       } else if (previousResult !== null && below(e.usage, previousResult).length > 0) {
         problems.push(`${where} ${fmt(e.usage)} is below the previous turn's result ${fmt(previousResult)}`);
       }
-      if (disposition.attribution === 'per_model' && e.model === null && Object.keys(e.usageByModel).length === 0) {
+      if (
+        disposition.attribution === 'per_model' &&
+        e.model === null &&
+        Object.keys(e.usageByModel).length === 0
+      ) {
         problems.push(`${where} names no model, but the kind declares per_model attribution`);
       }
       lastSnapshot = e;
@@ -169,7 +184,9 @@ export function checkUsageReporting(
       if (first !== undefined && first.i < lastWork) figureDuringWork = true;
     } else {
       if (usageEvents.length > 1) {
-        problems.push(`${label}a turn_end kind emitted ${usageEvents.length} token_usage events in one turn (at most one)`);
+        problems.push(
+          `${label}a turn_end kind emitted ${usageEvents.length} token_usage events in one turn (at most one)`,
+        );
       }
       const early = usageEvents.find((x) => x.i < lastWork);
       if (early !== undefined) {
@@ -185,7 +202,9 @@ export function checkUsageReporting(
     const snapshot = lastSnapshot as TokenUsageEvent | null;
     if (snapshot !== null) {
       if (!sameCounts(result.usage, snapshot.usage)) {
-        problems.push(`${where}.usage ${fmt(result.usage)} differs from the last token_usage snapshot ${fmt(snapshot.usage)}`);
+        problems.push(
+          `${where}.usage ${fmt(result.usage)} differs from the last token_usage snapshot ${fmt(snapshot.usage)}`,
+        );
       }
       if (!sameByModel(result.usageByModel, snapshot.usageByModel)) {
         problems.push(
@@ -194,6 +213,11 @@ export function checkUsageReporting(
         );
       }
       if (!result.usageMeasured) problems.push(`${where}.usageMeasured is false after a token_usage figure`);
+    } else if (result.usageMeasured) {
+      problems.push(
+        `${where}.usageMeasured is true although no figure has arrived in the session yet ` +
+          '(measured means the runtime reported a figure; unknown spend must stay unknown)',
+      );
     }
     if (previousResult !== null) {
       const fell = below(result.usage, previousResult);

@@ -10,7 +10,7 @@ import type { ConfigIssue } from '../domain/diagnostic.js';
 import { checkSources, type UsageDisposition, type UsageSources, usageDisposition } from './usage/index.js';
 
 /** The syntax in which a runtime reads tool-server configuration; `none` needs a reason. */
-export type McpDialect = 'none' | 'mcp-json' | 'codex-config';
+export type McpDialect = 'none' | 'mcp-json' | 'toml-config';
 
 /** Parts of the agent's context a credential-verification request still carries. */
 export type VerificationComponent =

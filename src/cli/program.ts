@@ -51,14 +51,32 @@ export function buildProgram(io: {
 
   program
     .command('run')
-    .description('plan a tick: list the candidates and whether each would be dispatched')
+    .description(
+      'run the service: poll the tracker, dispatch agents, retry, reconcile (until SIGINT/SIGTERM)',
+    )
     .argument('[path]', 'workflow file', 'WORKFLOW.md')
-    .option('--dry-run', 'print the dispatch plan and exit; nothing is claimed or started', false)
+    .option('--dry-run', 'print the dispatch plan of one tick and exit; nothing is claimed or started', false)
+    .option('--once', 'run one tick, wait for its workers, then exit', false)
+    .option('--until-idle', 'run until nothing runs and no retry is queued, then exit (demos)', false)
+    .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']))
+    .addOption(new Option('--log-format <format>', 'log format').choices(['auto', 'json', 'pretty']))
     .option('--env-file <path>', 'read variables from this .env file')
-    .action(async (workflowPath: string, opts: { dryRun: boolean; envFile?: string }) => {
-      const { runRun } = await import('./run-command.js');
-      io.exit(await runRun(workflowPath, opts, io.out, io.err));
-    });
+    .action(
+      async (
+        workflowPath: string,
+        opts: {
+          dryRun: boolean;
+          once: boolean;
+          untilIdle: boolean;
+          envFile?: string;
+          logLevel?: 'debug' | 'info' | 'warn' | 'error';
+          logFormat?: 'auto' | 'json' | 'pretty';
+        },
+      ) => {
+        const { runRun } = await import('./run-command.js');
+        io.exit(await runRun(workflowPath, opts, io.out, io.err));
+      },
+    );
 
   program
     .command('adapters')

@@ -1,7 +1,7 @@
 /**
- * `orchestrator run --dry-run`: loads the workflow, asks the tracker for its
- * candidates and prints what one tick would dispatch, and why not for the rest.
- * Nothing is claimed, written or started.
+ * `orchestrator run`: the long-running service (service.ts), or with
+ * `--dry-run` a plan of one tick: the tracker's candidates, what would be
+ * dispatched and why not the rest. A dry run claims, writes and starts nothing.
  */
 import type { Diagnostic } from '../domain/diagnostic.js';
 import { planDispatch } from '../orchestrator/plan.js';
@@ -12,7 +12,11 @@ import { formatDiagnostics } from './diagnostics-format.js';
 
 export interface RunOptions {
   dryRun: boolean;
+  once: boolean;
+  untilIdle?: boolean;
   envFile?: string;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  logFormat?: 'auto' | 'json' | 'pretty';
 }
 
 /** Runs the command and returns its exit code. */
@@ -23,8 +27,18 @@ export async function runRun(
   err: (text: string) => void,
 ): Promise<number> {
   if (!options.dryRun) {
-    err('orchestrator run: this build can only plan a tick; pass --dry-run\n');
-    return 2;
+    const { runService } = await import('./service.js');
+    return runService(
+      workflowPath,
+      {
+        once: options.once,
+        untilIdle: options.untilIdle === true,
+        ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
+        ...(options.logFormat !== undefined ? { logFormat: options.logFormat } : {}),
+        ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
+      },
+      err,
+    );
   }
   const loaded = loadWorkflow(workflowPath, {
     env: process.env,

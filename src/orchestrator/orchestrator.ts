@@ -89,8 +89,8 @@ export class Orchestrator {
 
   constructor(private readonly deps: OrchestratorDeps) {}
 
-  /** Restores what a crash left (open runs, the retry queue) and starts ticking. */
-  start(): void {
+  /** Restores what a crash left (open runs, the retry queue) and, unless told not to, starts ticking. */
+  start(options: { autoTick?: boolean } = {}): void {
     const { store, clock, log } = this.deps;
     const closed = store.closeInterruptedRuns(new Date(clock.nowMs()).toISOString());
     if (closed > 0) log.warn({ runs: closed }, 'closed runs left open by an earlier process as interrupted');
@@ -98,7 +98,13 @@ export class Orchestrator {
       this.claimed.add(entry.issueId);
       this.armRetry(entry);
     }
+    this.autoTick = options.autoTick !== false;
     this.scheduleTick(0);
+  }
+
+  /** True when nothing runs and no retry is queued: the service has nothing left to do until the tracker changes. */
+  settled(): boolean {
+    return this.running.size === 0 && this.retries.size === 0 && this.ticking === null;
   }
 
   /** Runs one tick now (also used by `--once`); concurrent calls share one tick. */
@@ -150,8 +156,10 @@ export class Orchestrator {
     };
   }
 
+  private autoTick = true;
+
   private scheduleTick(delayMs: number): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.autoTick) return;
     if (this.tickTimer !== null) this.deps.clock.clearTimeout(this.tickTimer);
     this.tickTimer = this.deps.clock.setTimeout(() => {
       this.tickTimer = null;
@@ -203,7 +211,7 @@ export class Orchestrator {
       if (this.stopping) break;
       if (!row.dispatch) continue;
       if (!this.admitBudget(row.issue)) continue;
-      this.dispatch(row.issue, null, null);
+      this.dispatchSafely(row.issue, null, null);
     }
     this.ticks += 1;
     log.info(
@@ -276,8 +284,8 @@ export class Orchestrator {
   private async exhaust(issueId: string, identifier: string, limit: string, detail: string): Promise<void> {
     const { store, clock, log, tracker } = this.deps;
     store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString());
-    if (store.issueBudget(issueId)?.exhaustionReported) return;
-    store.markExhaustionReported(issueId);
+    // True exactly once per exhaustion: the issue gets one comment, not one per tick.
+    if (!store.markExhaustionReported(issueId)) return;
     log.warn({ issue_id: issueId, issue_identifier: identifier, limit, detail }, 'issue budget exhausted');
     await tracker
       .commentIssue(
@@ -289,6 +297,20 @@ export class Orchestrator {
       );
   }
 
+  /** Dispatches; a failure to even start (the store refused a write) releases the claim instead of crashing the tick. */
+  private dispatchSafely(issue: Issue, attempt: number | null, resumeSessionId: string | null): void {
+    try {
+      this.dispatch(issue, attempt, resumeSessionId);
+    } catch (error) {
+      this.running.delete(issue.id);
+      this.claimed.delete(issue.id);
+      this.deps.log.error(
+        { issue_id: issue.id, issue_identifier: issue.identifier, error: describe(error) },
+        'dispatch failed',
+      );
+    }
+  }
+
   private dispatch(issue: Issue, attempt: number | null, resumeSessionId: string | null): void {
     const { store, clock, log } = this.deps;
     const workflow = this.deps.workflow.current();
@@ -297,7 +319,8 @@ export class Orchestrator {
     const runId = store.startRun({
       issueId: issue.id,
       identifier: issue.identifier,
-      attempt: attempt ?? 0,
+      // Runs count from 1: a first run is run 1, its first retry run 2.
+      attempt: (attempt ?? 0) + 1,
       host: HOST_LOCAL,
       agentKind: workflow.config.agent.kind,
       workspace: '',
@@ -350,7 +373,12 @@ export class Orchestrator {
           entry.workspace = path;
         },
         onTurn: (record) => {
-          store.recordTurn(runId, record);
+          store.recordTurn(runId, record.turn, record.startedAt, {
+            ...record.result,
+            endedAt: record.endedAt,
+            errorKind: record.errorKind,
+            error: record.error,
+          });
           entry.turn = record.turn;
           this.onChange();
         },
@@ -616,7 +644,7 @@ export class Orchestrator {
       return;
     }
     this.deps.store.deleteRetry(issueId);
-    this.dispatch(issue, entry.attempt, entry.reason === 'continuation' ? entry.sessionId : null);
+    this.dispatchSafely(issue, entry.attempt, entry.reason === 'continuation' ? entry.sessionId : null);
   }
 }
 

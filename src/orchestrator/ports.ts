@@ -5,6 +5,8 @@
  * implemented in this layer.
  */
 import type { ReportedAmount, TokenCounts, TurnResult } from '../domain/agent.js';
+import type { AgentErrorKind } from '../domain/errors.js';
+import type { Store } from '../persistence/index.js';
 import type { WorkspaceError } from '../workspace/errors.js';
 import type { HookResult, PreparedWorkspace } from '../workspace/manager.js';
 
@@ -16,80 +18,35 @@ export interface Logger {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-export type RetryReason = 'continuation' | 'error' | 'stall' | 'usage_limit' | 'timer';
+export type { RetryEntry, RetryReason } from '../persistence/index.js';
 
-export interface RetryEntry {
-  issueId: string;
-  identifier: string;
-  attempt: number;
-  dueAtMs: number;
-  reason: RetryReason;
-  lastError: string | null;
-  previousHost: string | null;
-  sessionId: string | null;
-}
-
-export interface RunStart {
-  issueId: string;
-  identifier: string;
-  attempt: number;
-  host: string;
-  agentKind: string;
-  workspace: string;
-  startedAt: string;
-}
-
-export interface RunFinish {
-  exitKind: string;
-  errorKind: string | null;
-  error: string | null;
-  turns: number;
-  sessionId: string | null;
-  usage: TokenCounts;
-  usageByModel: Record<string, TokenCounts>;
-  costMicroUsd: number | null;
-  provenance: string;
-  unaccountedTurns: number;
-  endedAt: string;
-}
-
+/** A finished turn as the worker reports it. */
 export interface TurnRecord {
   turn: number;
   startedAt: string;
   endedAt: string;
   result: TurnResult;
-  errorKind: string | null;
+  errorKind: AgentErrorKind | null;
   error: string | null;
 }
 
 /** The persistence the orchestrator writes before its in-memory state moves on. */
-export interface OrchestratorStore {
-  startRun(run: RunStart): number;
-  recordTurn(runId: number, turn: TurnRecord): void;
-  finishRun(runId: number, finish: RunFinish): void;
-  closeInterruptedRuns(nowIso: string): number;
-  saveRetry(entry: RetryEntry): void;
-  deleteRetry(issueId: string): void;
-  loadRetries(): RetryEntry[];
-  saveSession(issueId: string, sessionId: string, agentKind: string): void;
-  addIssueSpend(issueId: string, spend: { sessions: number; tokens: number; costMicroUsd: number }): void;
-  issueBudget(issueId: string): {
-    sessions: number;
-    tokens: number;
-    costMicroUsd: number;
-    exhaustedAt: string | null;
-    exhaustionReported: boolean;
-  } | null;
-  markExhausted(issueId: string, reason: string, atIso: string): void;
-  markExhaustionReported(issueId: string): void;
-  addTotals(delta: {
-    tokens: TokenCounts;
-    costMicroUsd: number;
-    secondsRunning: number;
-    runsStarted: number;
-    runsFinished: number;
-  }): void;
-}
+export type OrchestratorStore = Pick<
+  Store,
+  | 'startRun'
+  | 'recordTurn'
+  | 'finishRun'
+  | 'closeInterruptedRuns'
+  | 'saveRetry'
+  | 'deleteRetry'
+  | 'loadRetries'
+  | 'saveSession'
+  | 'addIssueSpend'
+  | 'issueBudget'
+  | 'markExhausted'
+  | 'markExhaustionReported'
+  | 'addTotals'
+>;
 
 /** The workspace operations a worker and the owner use. */
 export interface Workspaces {

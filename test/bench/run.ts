@@ -2,10 +2,12 @@
  * Benchmarks, run by `npm run bench` (never as tests: timings on a shared
  * machine are evidence, not pass/fail). Each prints its figures and its target.
  */
+import { parseThroughput } from './parse-throughput.js';
 import { validateStartup } from './validate-startup.js';
 
 const benches: Record<string, () => Promise<void> | void> = {
   'validate-startup': validateStartup,
+  'parse-throughput': parseThroughput,
 };
 
 const only = process.argv[2];

@@ -136,6 +136,8 @@ interface Interrupt {
 export class ForkPerTurnSession {
   private turn = 0;
   private active: { requestStop(i: Interrupt): void; done: Promise<unknown> } | null = null;
+  /** A stop that arrived while the process was still being spawned. */
+  private pendingStop: Interrupt | null = null;
 
   constructor(
     private readonly target: LaunchTarget,
@@ -146,8 +148,14 @@ export class ForkPerTurnSession {
   /** Runs one turn; events reach `params.onEvent` only until this resolves. */
   async runTurn(params: RunTurnParams): Promise<TurnOutcome> {
     if (this.active !== null) throw new Error('a turn is already running in this session');
+    this.pendingStop = null;
     const run = this.execute(params);
-    this.active = { requestStop: () => undefined, done: run };
+    this.active = {
+      requestStop: (i) => {
+        this.pendingStop = i;
+      },
+      done: run,
+    };
     try {
       return await run;
     } finally {
@@ -260,6 +268,8 @@ export class ForkPerTurnSession {
       wake();
     };
     if (this.active !== null) this.active.requestStop = requestStop;
+    // A cancel or stop that landed while the process was being spawned applies now.
+    if (this.pendingStop !== null) requestStop(this.pendingStop);
     const timers = new TurnTimers({
       firstEventTimeoutMs: hooks.firstEventTimeoutMs ?? 0,
       stallTimeoutMs: options.agent.stallTimeoutMs,
@@ -281,6 +291,7 @@ export class ForkPerTurnSession {
     });
     const onAbort = () => requestStop({ kind: 'turn_cancelled', message: 'the turn was cancelled' });
     signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
 
     const sessionStartId = hooks.emitSessionStartId?.() ?? null;
     if (sessionStartId !== null) ctx.emit({ type: 'session_started', sessionId: sessionStartId });

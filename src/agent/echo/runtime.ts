@@ -26,7 +26,7 @@ async function main(): Promise<number> {
   }
   write({
     type: 'message',
-    id: 'echo-1',
+    id: `echo-${process.pid}-${Date.now()}`,
     model: 'echo',
     text: 'echo',
     usage: { input: 100, output: 50, cache_read: 0 },

@@ -16,6 +16,7 @@ export function mockTurnEnv(
     ORCHESTRATOR_MOCK_MODEL: config.model,
     ORCHESTRATOR_MOCK_LINE_DELAY_MS: String(config.lineDelayMs),
     ORCHESTRATOR_MOCK_SESSION_ID: sessionId,
+    ...(config.pidLog !== null ? { ORCHESTRATOR_MOCK_PID_LOG: config.pidLog } : {}),
   };
 }
 

@@ -52,6 +52,8 @@ async function main(): Promise<number> {
   write({ type: 'start', session_id: sessionId, model });
 
   let seq = 0;
+  // Request ids must be unique across the turns of a session: the ledger counts an id once.
+  const runTag = `${process.pid}-${Date.now()}`;
   const emit = async (obj: Record<string, unknown>) => {
     write(obj);
     if (lineDelayMs > 0) await sleep(lineDelayMs);
@@ -63,7 +65,7 @@ async function main(): Promise<number> {
       case 'usage': {
         seq += 1;
         const usage = { input: intArg(d, 0, 0), output: intArg(d, 1, 0), cache_read: intArg(d, 2, 0) };
-        await emit({ type: 'message', id: `req-${seq}`, model, text: `request ${seq}`, usage });
+        await emit({ type: 'message', id: `req-${runTag}-${seq}`, model, text: `request ${seq}`, usage });
         break;
       }
       case 'toolcall':
@@ -101,7 +103,7 @@ async function main(): Promise<number> {
         if (d.args[0] === 'once' && existsSync(marker)) break;
         mkdirSync(path.dirname(marker), { recursive: true });
         writeFileSync(marker, `${Date.now()}\n`);
-        await emit({ type: 'message', id: `req-${++seq}`, model, text: 'working…' });
+        await emit({ type: 'message', id: `req-${runTag}-${++seq}`, model, text: 'working…' });
         process.stderr.write('mock: crashing mid-stream\n');
         return 3;
       }
@@ -125,6 +127,11 @@ async function main(): Promise<number> {
 }
 
 pidLog('start');
+// A stop the orchestrator asks for (SIGTERM) is recorded too; a SIGKILL cannot be.
+process.once('SIGTERM', () => {
+  pidLog('stop');
+  process.exit(143);
+});
 main().then(
   (code) => {
     pidLog('stop');

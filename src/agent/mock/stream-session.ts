@@ -68,7 +68,7 @@ export class StreamSession {
           null,
           ctx.spend,
         );
-        this.run.setRunCumulative(settlement.run, settlement.byModel);
+        this.run.settle(settlement);
       },
       getUsage: () => ({
         usage: this.run.snapshot(),

@@ -147,7 +147,7 @@ const ROWS: Row[] = [
     input: 7,
     output: 3,
     unaccounted: true,
-    agent: { stallTimeoutMs: 1500 },
+    agent: { stallTimeoutMs: 3000 },
   },
   {
     directive: '!usage 7 3\n!abort',
@@ -157,7 +157,7 @@ const ROWS: Row[] = [
     input: 7,
     output: 3,
     unaccounted: true,
-    agent: { turnTimeoutMs: 800 },
+    agent: { turnTimeoutMs: 4000 },
   },
   {
     directive: '!usage 7 3\n!abort',
@@ -167,7 +167,7 @@ const ROWS: Row[] = [
     input: 7,
     output: 3,
     unaccounted: true,
-    abortAfterMs: 600,
+    abortAfterMs: 2000,
   },
 ];
 

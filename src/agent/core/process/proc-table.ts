@@ -115,3 +115,24 @@ function assertSafeTarget(target: number): void {
     throw new Error(`refusing to signal ${target}: not a single process or process group`);
   }
 }
+
+/**
+ * Live processes whose environment holds `name=value`: how a restarted
+ * orchestrator finds agents an earlier, killed instance left running (their
+ * groups are detached, so they outlive it). Only processes we may read qualify.
+ */
+export function processesWithEnv(name: string, value: string): ProcStat[] {
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const self = process.pid;
+  return listLiveProcesses().filter((stat) => {
+    if (stat.pid === self) return false;
+    try {
+      const environ = readFileSync(`/proc/${stat.pid}/environ`);
+      return (
+        environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from('\0'), needle])) !== -1
+      );
+    } catch {
+      return false;
+    }
+  });
+}

@@ -80,7 +80,9 @@ export function testHooks(options: TestHookOptions = {}): { hooks: ForkPerTurnHo
   let terminal: Record<string, unknown> | null = null;
   const hooks: ForkPerTurnHooks = {
     promptOnStdin: options.promptOnStdin ?? false,
-    ...(options.firstEventTimeoutMs !== undefined ? { firstEventTimeoutMs: options.firstEventTimeoutMs } : {}),
+    ...(options.firstEventTimeoutMs !== undefined
+      ? { firstEventTimeoutMs: options.firstEventTimeoutMs }
+      : {}),
     beginTurn: () => {
       terminal = null;
     },
@@ -115,7 +117,10 @@ export function testHooks(options: TestHookOptions = {}): { hooks: ForkPerTurnHo
       terminal:
         input.lastTerminal === undefined
           ? null
-          : { type: 'success', message: String((input.lastTerminal as Record<string, unknown>).msg ?? 'done') },
+          : {
+              type: 'success',
+              message: String((input.lastTerminal as Record<string, unknown>).msg ?? 'done'),
+            },
       work: { work: 'none', detail: 'the test runtime reports no work signal' },
     }),
   };

@@ -67,7 +67,11 @@ afterAll(() => {
 
 describe('ForkPerTurnSession output handling (real processes)', () => {
   it('a 20 MiB single line neither crashes the turn nor stops later lines: it becomes one malformed event', async () => {
-    const h = makeSession({ script: scripts.bigLine!, workspace: scratch.workspace('big'), root: scratch.root });
+    const h = makeSession({
+      script: scripts.bigLine!,
+      workspace: scratch.workspace('big'),
+      root: scratch.root,
+    });
     const { outcome, events } = await h.turn();
     expect(outcome.result.exitReason).toBe('turn_completed');
     expect(outcome.result.finalMessage).toBe('survived');
@@ -83,38 +87,41 @@ describe('ForkPerTurnSession output handling (real processes)', () => {
   it.each([
     { mode: 'done', exitReason: 'turn_completed', errorKind: null },
     { mode: 'fail', exitReason: 'turn_failed', errorKind: 'port_exit' },
-  ])('100 MiB of stderr keeps memory bounded and the turn ends ($mode → $exitReason), warnings at most 5 short lines', async ({
-    mode,
-    exitReason,
-    errorKind,
-  }) => {
-    const h = makeSession({
-      script: scripts.flood!,
-      workspace: scratch.workspace(`flood-${mode}`),
-      root: scratch.root,
-      hooks: { args: [mode] },
-      options: { stderrDrainMs: 5_000 },
-    });
-    let result: Awaited<ReturnType<typeof h.turn>> | undefined;
-    const growth = await peakLiveGrowth(async () => {
-      result = await h.turn();
-    }, 50);
-    const { outcome, events } = result!;
-    expect(outcome.result.exitReason).toBe(exitReason);
-    expect(outcome.error?.kind ?? null).toBe(errorKind);
-    const warnings = eventsOf(events, 'warning');
-    expect(warnings.length).toBeLessThanOrEqual(5);
-    for (const w of warnings) expect(w.message.length).toBeLessThan(600);
-    if (mode === 'fail') {
-      expect(warnings.length).toBeGreaterThan(0);
-      expect(warnings.at(-1)?.message).toBe('the very end');
-    }
-    // 100 MiB went through; what is kept is capped at 1 MiB plus transient chunks.
-    expect(growth).toBeLessThan(32 * MiB);
-  });
+  ])(
+    '100 MiB of stderr keeps memory bounded and the turn ends ($mode → $exitReason), warnings at most 5 short lines',
+    async ({ mode, exitReason, errorKind }) => {
+      const h = makeSession({
+        script: scripts.flood!,
+        workspace: scratch.workspace(`flood-${mode}`),
+        root: scratch.root,
+        hooks: { args: [mode] },
+        options: { stderrDrainMs: 5_000 },
+      });
+      let result: Awaited<ReturnType<typeof h.turn>> | undefined;
+      const growth = await peakLiveGrowth(async () => {
+        result = await h.turn();
+      }, 50);
+      const { outcome, events } = result!;
+      expect(outcome.result.exitReason).toBe(exitReason);
+      expect(outcome.error?.kind ?? null).toBe(errorKind);
+      const warnings = eventsOf(events, 'warning');
+      expect(warnings.length).toBeLessThanOrEqual(5);
+      for (const w of warnings) expect(w.message.length).toBeLessThan(600);
+      if (mode === 'fail') {
+        expect(warnings.length).toBeGreaterThan(0);
+        expect(warnings.at(-1)?.message).toBe('the very end');
+      }
+      // 100 MiB went through; what is kept is capped at 1 MiB plus transient chunks.
+      expect(growth).toBeLessThan(32 * MiB);
+    },
+  );
 
   it('lines that are not JSON objects become malformed events while the valid lines around them still parse', async () => {
-    const h = makeSession({ script: scripts.mixed!, workspace: scratch.workspace('mixed'), root: scratch.root });
+    const h = makeSession({
+      script: scripts.mixed!,
+      workspace: scratch.workspace('mixed'),
+      root: scratch.root,
+    });
     const { outcome, events } = await h.turn();
     expect(outcome.result.exitReason).toBe('turn_completed');
     expect(outcome.result.finalMessage).toBe('parsed the rest');
@@ -152,21 +159,21 @@ describe('ForkPerTurnSession output handling (real processes)', () => {
     expect(outcome.error?.detail).toMatch(/exit 0 before writing any output/);
   });
 
-  it.each([
-    'before-output',
-    'after-line',
-  ])('exit 127 (%s) is agent_not_found, not a retryable crash, with the stderr tail in the message', async (variant) => {
-    const h = makeSession({
-      script: scripts.exit127!,
-      workspace: scratch.workspace(`exit127-${variant}`),
-      root: scratch.root,
-      hooks: { args: [variant] },
-    });
-    const { outcome, events } = await h.turn();
-    expect(outcome.result.exitReason).toBe('turn_failed');
-    expect(outcome.error?.kind).toBe('agent_not_found');
-    expect(outcome.error?.detail).toMatch(/exit 127/);
-    expect(outcome.error?.detail).toMatch(/claude: not found/);
-    expect(eventsOf(events, 'turn_failed')[0]?.errorKind).toBe('agent_not_found');
-  });
+  it.each(['before-output', 'after-line'])(
+    'exit 127 (%s) is agent_not_found, not a retryable crash, with the stderr tail in the message',
+    async (variant) => {
+      const h = makeSession({
+        script: scripts.exit127!,
+        workspace: scratch.workspace(`exit127-${variant}`),
+        root: scratch.root,
+        hooks: { args: [variant] },
+      });
+      const { outcome, events } = await h.turn();
+      expect(outcome.result.exitReason).toBe('turn_failed');
+      expect(outcome.error?.kind).toBe('agent_not_found');
+      expect(outcome.error?.detail).toMatch(/exit 127/);
+      expect(outcome.error?.detail).toMatch(/claude: not found/);
+      expect(eventsOf(events, 'turn_failed')[0]?.errorKind).toBe('agent_not_found');
+    },
+  );
 });

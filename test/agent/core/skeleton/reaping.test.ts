@@ -32,7 +32,10 @@ say({ t: 'child', pid: escaped.pid, how: 'setsid' });
 `;
 
 beforeAll(() => {
-  scripts.hold = scratch.script('spawn-and-hold.cjs', `${SPAWN_GRANDCHILDREN}\nsetInterval(() => {}, 1000);\n`);
+  scripts.hold = scratch.script(
+    'spawn-and-hold.cjs',
+    `${SPAWN_GRANDCHILDREN}\nsetInterval(() => {}, 1000);\n`,
+  );
   // It lingers a little after announcing, as a real agent would while it finishes up.
   scripts.exit = scratch.script(
     'spawn-and-exit.cjs',
@@ -68,7 +71,11 @@ afterAll(() => {
 
 describe('ForkPerTurnSession reaping (real processes)', () => {
   it('a cancelled turn leaves no grandchild alive, in the group or escaped with setsid', async () => {
-    const h = makeSession({ script: scripts.hold!, workspace: scratch.workspace('cancel'), root: scratch.root });
+    const h = makeSession({
+      script: scripts.hold!,
+      workspace: scratch.workspace('cancel'),
+      root: scratch.root,
+    });
     const controller = new AbortController();
     const run = h.turn({ signal: controller.signal });
     await waitFor(() => announcedPids(h.log).length === 2, 10_000, 'both grandchildren to be announced');
@@ -87,7 +94,11 @@ describe('ForkPerTurnSession reaping (real processes)', () => {
   });
 
   it('a turn that ends normally leaves no grandchild alive, in the group or escaped with setsid', async () => {
-    const h = makeSession({ script: scripts.exit!, workspace: scratch.workspace('normal'), root: scratch.root });
+    const h = makeSession({
+      script: scripts.exit!,
+      workspace: scratch.workspace('normal'),
+      root: scratch.root,
+    });
     const { outcome } = await h.turn();
     const pids = announcedPids(h.log);
     for (const pid of pids) strays.add(pid);
@@ -100,7 +111,11 @@ describe('ForkPerTurnSession reaping (real processes)', () => {
   });
 
   it('a grandchild writing to inherited stdout after the agent exited delivers no event once runTurn resolved', async () => {
-    const h = makeSession({ script: scripts.writer!, workspace: scratch.workspace('writer'), root: scratch.root });
+    const h = makeSession({
+      script: scripts.writer!,
+      workspace: scratch.workspace('writer'),
+      root: scratch.root,
+    });
     const { outcome, elapsedMs } = await h.turn();
     const [heir] = announcedPids(h.log);
     if (heir !== undefined) strays.add(heir);
@@ -122,7 +137,11 @@ describe('ForkPerTurnSession reaping (real processes)', () => {
   // heir (no timer can fire: the agent already exited). `it.fails` keeps the suite green
   // and turns red once the bug is fixed: then make this a plain `it`.
   it.fails('a silent grandchild holding stdout open does not keep runTurn from resolving after the stdout grace', async () => {
-    const h = makeSession({ script: scripts.silent!, workspace: scratch.workspace('silent'), root: scratch.root });
+    const h = makeSession({
+      script: scripts.silent!,
+      workspace: scratch.workspace('silent'),
+      root: scratch.root,
+    });
     const run = h.turn();
     await waitFor(() => announcedPids(h.log).length === 1, 10_000, 'the heir to be announced');
     const [heir] = announcedPids(h.log);

@@ -1,0 +1,85 @@
+/**
+ * `orchestrator adapters [--json]` as a real process: every registered agent kind
+ * is listed with the declarations an operator reads (health, usage disposition,
+ * tool channel), and the command exits 0 whatever it finds.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import '../../src/agent/kinds.js';
+import { agentKindNames } from '../../src/agent/registry.js';
+import type { AdapterReport } from '../../src/cli/adapters-command.js';
+import { type CliResult, runCli } from '../support/cli.js';
+
+let json: CliResult;
+let text: CliResult;
+let reports: AdapterReport[] = [];
+
+const byKind = (kind: string) => reports.find((r) => r.kind === kind);
+
+beforeAll(() => {
+  json = runCli(['adapters', '--json']);
+  text = runCli(['adapters']);
+  if (json.status === 0) reports = (JSON.parse(json.stdout) as { adapters: AdapterReport[] }).adapters;
+});
+
+describe('orchestrator adapters', () => {
+  it('--json exits 0 and prints one versioned JSON document, nothing on stderr', () => {
+    expect(json.stderr).toBe('');
+    expect(json.status).toBe(0);
+    const doc = JSON.parse(json.stdout) as { version: unknown; adapters: unknown };
+    expect(doc.version).toBe(1);
+    expect(Array.isArray(doc.adapters)).toBe(true);
+  });
+
+  it('--json lists every registered kind (a kind missing from the list would be invisible to operators)', () => {
+    expect(reports.map((r) => r.kind)).toEqual(agentKindNames());
+    expect(reports.map((r) => r.kind)).toEqual(
+      expect.arrayContaining(['mock', 'echo', 'claude-code', 'codex']),
+    );
+  });
+
+  it.each(['mock', 'echo'])(
+    '%s is a builtin runnable kind with incremental/per_model usage and no tool channel',
+    (kind) => {
+      expect(byKind(kind)).toMatchObject({
+        kind,
+        runnable: true,
+        health: 'builtin',
+        command: null,
+        usageArrival: 'incremental',
+        usageAttribution: 'per_model',
+        mcpDialect: 'none',
+      });
+    },
+  );
+
+  it.each(['claude-code', 'codex'])(
+    '%s is validate-only (not_built, not runnable, no usage disposition) rather than claimed runnable',
+    (kind) => {
+      expect(byKind(kind)).toMatchObject({
+        kind,
+        runnable: false,
+        health: 'not_built',
+        usageArrival: null,
+        usageAttribution: null,
+        mcpDialect: null,
+      });
+      expect(byKind(kind)?.detail).toMatch(/validated/);
+    },
+  );
+
+  it('the text form exits 0 and starts with its header row', () => {
+    expect(text.status).toBe(0);
+    expect(text.stderr).toBe('');
+    const [header] = text.stdout.split('\n');
+    expect(header).toMatch(/^KIND\s+HEALTH\s+VERSION\s+USAGE\s+TOOLS\s+DETAIL$/);
+  });
+
+  it('the text form prints one row per registered kind under the header, with its health', () => {
+    const rows = text.stdout.trimEnd().split('\n').slice(1);
+    expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(agentKindNames());
+    expect(rows.find((r) => r.startsWith('mock '))).toMatch(
+      /^mock\s+builtin\s+-\s+incremental\/per_model\s+none\b/,
+    );
+    expect(rows.find((r) => r.startsWith('codex '))).toMatch(/^codex\s+not_built\s+-\s+-\s+-\s+validated/);
+  });
+});
