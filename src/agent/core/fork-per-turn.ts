@@ -302,11 +302,15 @@ export class ForkPerTurnSession {
     const lines = proc.lines[Symbol.asyncIterator]();
     const stdoutGraceMs = options.stdoutGraceMs ?? DEFAULT_STDOUT_GRACE_MS;
     const exitedThenGrace = proc.exited.then(() => sleep(stdoutGraceMs)).then(() => 'stdout_held' as const);
+    let stdoutHeld = false;
     try {
       for (;;) {
         const next = await Promise.race([lines.next(), exitedThenGrace]);
         // The agent exited but something it started still holds stdout: stop reading.
-        if (next === 'stdout_held') break;
+        if (next === 'stdout_held') {
+          stdoutHeld = true;
+          break;
+        }
         if (next.done === true) break;
         const item = next.value;
         descendants.sample();
@@ -335,7 +339,14 @@ export class ForkPerTurnSession {
             break;
         }
       }
-      await lines.return?.();
+      // With a read still pending, return() would queue behind it and wait for the
+      // holder of stdout forever: reap first (that closes the pipe), and do not wait.
+      if (stdoutHeld) {
+        await reapDescendants({ pgid: proc.pgid, rootPid: proc.pid, snapshot: descendants.snapshot() });
+        void lines.return?.();
+      } else {
+        await lines.return?.();
+      }
       // stdout closed while the process may still run: keep the timers and cancel armed.
       await Promise.race([proc.exited, interrupted]);
       await stopping;

@@ -131,12 +131,7 @@ describe('ForkPerTurnSession reaping (real processes)', () => {
     await waitFor(() => heir !== undefined && !isAlive(heir), 2_000, 'the writing heir to be dead');
   });
 
-  // KNOWN SRC BUG (reported): after the stdout grace the skeleton awaits `lines.return()`
-  // while a `lines.next()` is still pending; an async generator queues the return behind
-  // it, so runTurn waits for the heir to write or close stdout, i.e. forever for a silent
-  // heir (no timer can fire: the agent already exited). `it.fails` keeps the suite green
-  // and turns red once the bug is fixed: then make this a plain `it`.
-  it.fails('a silent grandchild holding stdout open does not keep runTurn from resolving after the stdout grace', async () => {
+  it('a silent grandchild holding stdout open does not keep runTurn from resolving after the stdout grace', async () => {
     const h = makeSession({
       script: scripts.silent!,
       workspace: scratch.workspace('silent'),
