@@ -19,8 +19,3 @@ export function echoTurnEnv(
     ORCHESTRATOR_ECHO_TITLE: ctx.issue.title,
   };
 }
-
-/** The echo runtime takes no per-turn arguments. */
-export function echoArgs(_ctx: TurnContext): string[] {
-  return [];
-}

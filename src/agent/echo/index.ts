@@ -1,13 +1,13 @@
 /** Registration of the `echo` kind. */
 import { registerAgent } from '../registry.js';
-import { EchoAdapter } from './adapter.js';
+import { createEchoAdapter } from './adapter.js';
 import { echoBlock } from './config.js';
 import { ECHO_USAGE_SOURCES } from './usage.js';
 
 registerAgent('echo', {
   validateConfig: echoBlock.validate,
   runtime: {
-    factory: () => new EchoAdapter(),
+    factory: createEchoAdapter,
     requiresCommand: false,
     defaultCommand: null,
     mcpDialect: 'none',

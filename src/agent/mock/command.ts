@@ -2,7 +2,6 @@
  * The mock runtime's per-turn arguments and environment: it takes its prompt on
  * stdin and its settings from variables, so no argument carries issue text.
  */
-import type { TurnContext } from '../core/fork-per-turn.js';
 import type { MockConfig } from './config.js';
 
 /** Environment for one turn of the mock runtime. */
@@ -18,9 +17,4 @@ export function mockTurnEnv(
     ORCHESTRATOR_MOCK_SESSION_ID: sessionId,
     ...(config.pidLog !== null ? { ORCHESTRATOR_MOCK_PID_LOG: config.pidLog } : {}),
   };
-}
-
-/** The mock runtime takes no per-turn arguments. */
-export function mockArgs(_ctx: TurnContext): string[] {
-  return [];
 }

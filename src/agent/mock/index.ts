@@ -1,13 +1,13 @@
 /** Registration of the `mock` kind. */
 import { registerAgent } from '../registry.js';
-import { MockAdapter } from './adapter.js';
+import { createMockAdapter } from './adapter.js';
 import { mockBlock } from './config.js';
 import { MOCK_USAGE_SOURCES } from './usage.js';
 
 registerAgent('mock', {
   validateConfig: mockBlock.validate,
   runtime: {
-    factory: () => new MockAdapter(),
+    factory: createMockAdapter,
     requiresCommand: false,
     defaultCommand: null,
     mcpDialect: 'none',
