@@ -196,6 +196,10 @@ export async function runWorker(
         lastResult = outcome.result;
         if (outcome.result.sessionId !== '') sessionId = outcome.result.sessionId;
         if (outcome.result.spendUnaccounted) unaccountedTurns += 1;
+        if (outcome.result.spendUnaccounted && !outcome.result.usageMeasured) {
+          // The runtime produced output but no usage figure: the spend is unknown, not zero.
+          deps.log.warn({ ...fields, turn, session_id: sessionId, kind: config.agent.kind }, 'spend_unreported');
+        }
         deps.onTurn({
           turn,
           startedAt,
