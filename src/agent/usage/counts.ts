@@ -125,9 +125,9 @@ function mergeByModel(
   op: (x: TokenCounts, y: TokenCounts) => TokenCounts,
 ): CountsByModel {
   const out: CountsByModel = {};
-  for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
-    out[name] = op(a[name] ?? ZERO, b[name] ?? ZERO);
-  }
+  for (const name in a) if (Object.hasOwn(a, name)) out[name] = op(a[name] as TokenCounts, b[name] ?? ZERO);
+  for (const name in b)
+    if (Object.hasOwn(b, name) && !Object.hasOwn(a, name)) out[name] = op(ZERO, b[name] as TokenCounts);
   return out;
 }
 

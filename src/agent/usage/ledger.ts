@@ -169,6 +169,8 @@ export class UsageLedger {
   readonly #settledRequests = new Map<string, Raw>();
 
   #requests = new Map<string, RequestEntry>();
+  /** This turn's request figure, kept up to date request by request (a long turn stays linear). */
+  #figure: { turn: TokenCounts; byModel: CountsByModel } | null = null;
   #anonymous = 0;
   #touched = false;
   #settled = false;
@@ -226,6 +228,7 @@ export class UsageLedger {
 
   #openTurn(): void {
     this.#requests = new Map();
+    this.#figure = null;
     this.#touched = false;
     this.#settled = false;
     this.#amounts.beginTurn();
@@ -248,6 +251,7 @@ export class UsageLedger {
     this.#ensureOpen();
     const key = reading.identity ?? `${ANONYMOUS}${this.#anonymous++}`;
     const entry = this.#requests.get(key);
+    const before = entry === undefined ? null : this.#contribution(entry);
     if (this.#decl.shape !== undefined) {
       if (entry === undefined) {
         const prior = reading.identity === null ? null : (this.#settledRequests.get(key) ?? null);
@@ -264,24 +268,45 @@ export class UsageLedger {
       });
     }
     this.#estimatedPending = this.#amounts.observe(reading.amounts, key, false) || this.#estimatedPending;
+    const current = this.#requests.get(key);
+    if (this.#figure !== null && current !== undefined) {
+      // Replace this request's old contribution with its new one instead of re-adding every request.
+      const after = this.#contribution(current);
+      const figure = this.#figure;
+      if (before !== null) {
+        figure.turn = subtractCounts(figure.turn, before.counts);
+        if (before.model !== null) {
+          figure.byModel[before.model] = subtractCounts(figure.byModel[before.model] ?? ZERO, before.counts);
+        }
+      }
+      figure.turn = addCounts(figure.turn, after.counts);
+      if (after.model !== null)
+        figure.byModel[after.model] = addCounts(figure.byModel[after.model] ?? ZERO, after.counts);
+    }
     const { turn, byModel } = this.#requestFigure();
+    // Views of the live figure: valid until the next observation; callers copy what they keep.
     return { turn, byModel, isNew: entry === undefined };
   }
 
+  /** What one request adds to the turn, and the model it is credited to (null = none). */
+  #contribution(entry: RequestEntry): { counts: TokenCounts; model: string | null } {
+    if (this.#decl.shape === undefined) return { counts: ZERO, model: null };
+    const counts = normalise(entry.raw, this.#decl);
+    const added = entry.prior === null ? counts : subtractCounts(counts, normalise(entry.prior, this.#decl));
+    return { counts: added, model: this.#decl.servedModel ? entry.model : null };
+  }
+
   #requestFigure(): { turn: TokenCounts; byModel: CountsByModel } {
+    if (this.#figure !== null) return this.#figure;
     let turn: TokenCounts = ZERO;
     let byModel: CountsByModel = {};
-    if (this.#decl.shape === undefined) return { turn, byModel };
     for (const entry of this.#requests.values()) {
-      const counts = normalise(entry.raw, this.#decl);
-      const added =
-        entry.prior === null ? counts : subtractCounts(counts, normalise(entry.prior, this.#decl));
-      turn = addCounts(turn, added);
-      if (this.#decl.servedModel && entry.model !== null) {
-        byModel = addByModel(byModel, { [entry.model]: added });
-      }
+      const { counts, model } = this.#contribution(entry);
+      turn = addCounts(turn, counts);
+      if (model !== null) byModel = addByModel(byModel, { [model]: counts });
     }
-    return { turn, byModel };
+    this.#figure = { turn, byModel };
+    return this.#figure;
   }
 
   /**

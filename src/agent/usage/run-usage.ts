@@ -12,7 +12,7 @@ export class RunUsage {
   #settled: TokenCounts = ZERO;
   #settledByModel: CountsByModel = {};
   #snapshot: TokenCounts = ZERO;
-  #byModel: CountsByModel = {};
+  #byModel: Readonly<CountsByModel> = Object.freeze({});
   #measured = false;
 
   /**
@@ -21,7 +21,7 @@ export class RunUsage {
    */
   setTurnProvisional(turn: TokenCounts, byModel: Record<string, TokenCounts> = {}): TokenCounts {
     this.#snapshot = maxCounts(this.#snapshot, addCounts(this.#settled, turn));
-    this.#byModel = addByModel(this.#settledByModel, byModel);
+    this.#byModel = Object.freeze(addByModel(this.#settledByModel, byModel));
     this.#measured = true;
     return this.#snapshot;
   }
@@ -31,7 +31,7 @@ export class RunUsage {
     this.#settled = maxCounts(this.#settled, run);
     this.#settledByModel = cloneByModel(byModel);
     this.#snapshot = maxCounts(this.#snapshot, this.#settled);
-    this.#byModel = cloneByModel(byModel);
+    this.#byModel = Object.freeze(cloneByModel(byModel));
     this.#measured = true;
     return this.#snapshot;
   }
@@ -47,9 +47,12 @@ export class RunUsage {
     return this.#snapshot;
   }
 
-  /** The run-cumulative counts per model; {} when the runtime names no model. */
-  byModel(): Record<string, TokenCounts> {
-    return cloneByModel(this.#byModel);
+  /**
+   * The run-cumulative counts per model; {} when the runtime names no model. Read-only:
+   * every update replaces the (frozen) map, so a caller may keep it without copying.
+   */
+  byModel(): Readonly<Record<string, TokenCounts>> {
+    return this.#byModel;
   }
 
   /** True once any figure arrived; false means unknown spend, not none. */

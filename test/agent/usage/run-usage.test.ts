@@ -40,11 +40,13 @@ describe('RunUsage', () => {
     expect(acc.measured()).toBe(false);
   });
 
-  it('the per-model map handed out is a copy the caller cannot corrupt', () => {
+  it('the per-model map handed out cannot be corrupted by the caller', () => {
     const acc = new RunUsage();
     acc.setRunCumulative(counts(1, 1), { m: counts(1, 1) });
-    const copy = acc.byModel();
-    delete copy.m;
+    const view = acc.byModel() as Record<string, unknown>;
+    expect(() => {
+      delete view.m;
+    }).toThrow(TypeError);
     expect(acc.byModel()).toEqual({ m: counts(1, 1) });
   });
 });
