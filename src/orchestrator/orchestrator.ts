@@ -13,7 +13,7 @@ import { TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import type { Workflow } from '../workflow/load.js';
-import { failureDelayMs } from './backoff.js';
+import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
 import { budgetVerdict } from './budget.js';
 import { type ExitAction, planExit, type WorkerExit } from './exit-policy.js';
 import { planDispatch } from './plan.js';
@@ -76,6 +76,8 @@ export class Orchestrator {
   private readonly running = new Map<string, RunningEntry>();
   private readonly claimed = new Set<string>();
   private readonly retries = new Map<string, { entry: RetryEntry; timer: unknown }>();
+  /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
+  private readonly inFlight = new Set<Promise<void>>();
   private tickTimer: unknown = null;
   private ticking: Promise<void> | null = null;
   private stopping = false;
@@ -100,11 +102,35 @@ export class Orchestrator {
     }
     this.autoTick = options.autoTick !== false;
     this.scheduleTick(0);
+    void this.sweepTerminalWorkspaces();
+  }
+
+  /** Removes the workspaces of issues that reached a terminal state while the service was down. */
+  private async sweepTerminalWorkspaces(): Promise<void> {
+    const { config } = this.deps.workflow.current();
+    if (config.tracker.terminalStates.length === 0) return;
+    try {
+      const existing = new Set(await this.deps.workspaces.existingKeys());
+      if (existing.size === 0) return;
+      const terminal = await this.deps.tracker.fetchIssuesByStates(config.tracker.terminalStates);
+      for (const issue of terminal) {
+        if (this.claimed.has(issue.id) || this.running.has(issue.id)) continue;
+        const removed = await this.deps.workspaces.remove(issue.identifier, issue.id);
+        if (removed.removed) {
+          this.deps.log.info(
+            { issue_id: issue.id, issue_identifier: issue.identifier },
+            'removed the workspace of a terminal issue',
+          );
+        }
+      }
+    } catch (error) {
+      this.deps.log.warn({ error: describe(error) }, 'start-up workspace sweep failed');
+    }
   }
 
   /** True when nothing runs and no retry is queued: the service has nothing left to do until the tracker changes. */
   settled(): boolean {
-    return this.running.size === 0 && this.retries.size === 0 && this.ticking === null;
+    return this.inFlight.size === 0 && this.retries.size === 0 && this.ticking === null;
   }
 
   /** Runs one tick now (also used by `--once`); concurrent calls share one tick. */
@@ -126,9 +152,7 @@ export class Orchestrator {
 
   /** Resolves when no worker is running and no retry is due (for `--once`). */
   async idle(): Promise<void> {
-    while (this.running.size > 0) {
-      await Promise.all([...this.running.values()].map((r) => r.done));
-    }
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   /** Stops dispatching, cancels workers, waits (bounded) for their after_run and records. */
@@ -141,7 +165,7 @@ export class Orchestrator {
       entry.controller.abort('shutdown');
     }
     await Promise.race([
-      Promise.all([...this.running.values()].map((r) => r.done)),
+      this.idle(),
       new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DRAIN_MS).unref()),
     ]);
     await this.ticking;
@@ -371,6 +395,7 @@ export class Orchestrator {
         onEvent: (event) => this.onEvent(entry, event),
         onWorkspace: (path) => {
           entry.workspace = path;
+          store.setRunWorkspace(runId, path);
         },
         onTurn: (record) => {
           store.recordTurn(runId, record.turn, record.startedAt, {
@@ -403,6 +428,9 @@ export class Orchestrator {
           unaccountedTurns: 0,
         }),
     );
+    const done = entry.done;
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
     this.onChange();
   }
 
@@ -443,7 +471,7 @@ export class Orchestrator {
   }
 
   private async onWorkerExit(entry: RunningEntry, outcome: WorkerOutcome): Promise<void> {
-    const { store, clock, log, tracker } = this.deps;
+    const { store, clock, log } = this.deps;
     const { config } = this.deps.workflow.current();
     const issue = entry.issue;
     this.running.delete(issue.id);
@@ -470,26 +498,46 @@ export class Orchestrator {
       maxRetryBackoffMs: config.agent.maxRetryBackoffMs,
       nowMs: endedMs,
     });
-    store.finishRun(entry.runId, {
-      exitKind: plan.kind,
-      errorKind: exit.type === 'failed' ? (exit.kind ?? null) : null,
-      error: exit.type === 'failed' ? exit.message : exit.type === 'budget_exhausted' ? exit.detail : null,
-      turns: exit.turns,
-      sessionId: exit.sessionId,
-      usage,
-      usageByModel: outcome.lastResult?.usageByModel ?? {},
-      costMicroUsd: cost,
-      provenance: outcome.lastResult?.usageProvenance ?? 'unmeasured',
-      unaccountedTurns: outcome.unaccountedTurns,
-      endedAt: new Date(endedMs).toISOString(),
-    });
-    store.addIssueSpend(issue.id, { sessions: 0, tokens: usage.totalTokens, costMicroUsd: cost ?? 0 });
-    store.addTotals({
-      tokens: usage,
-      costMicroUsd: cost ?? 0,
-      secondsRunning: Math.max(0, Math.round((endedMs - entry.startedAtMs) / 1000)),
-      runsStarted: 0,
-      runsFinished: 1,
+    // The run's end and its retry (or release) commit together, before any tracker call:
+    // a crash in between can then lose neither the run's outcome nor its retry.
+    const retry = plan.actions.find((a): a is Extract<ExitAction, { type: 'retry' }> => a.type === 'retry');
+    const retryEntry: RetryEntry | null =
+      retry === undefined || entry.cancelReason === 'shutdown'
+        ? null
+        : {
+            issueId: issue.id,
+            identifier: issue.identifier,
+            attempt: retry.attempt,
+            dueAtMs: endedMs + retry.delayMs,
+            reason: retry.reason,
+            lastError: retry.error,
+            previousHost: HOST_LOCAL,
+            sessionId: retry.sessionId,
+          };
+    store.transaction(() => {
+      store.finishRun(entry.runId, {
+        exitKind: plan.kind,
+        errorKind: exit.type === 'failed' ? (exit.kind ?? null) : null,
+        error: exit.type === 'failed' ? exit.message : exit.type === 'budget_exhausted' ? exit.detail : null,
+        turns: exit.turns,
+        sessionId: exit.sessionId,
+        usage,
+        usageByModel: outcome.lastResult?.usageByModel ?? {},
+        costMicroUsd: cost,
+        provenance: outcome.lastResult?.usageProvenance ?? 'unmeasured',
+        unaccountedTurns: outcome.unaccountedTurns,
+        endedAt: new Date(endedMs).toISOString(),
+      });
+      store.addIssueSpend(issue.id, { sessions: 0, tokens: usage.totalTokens, costMicroUsd: cost ?? 0 });
+      store.addTotals({
+        tokens: usage,
+        costMicroUsd: cost ?? 0,
+        secondsRunning: Math.max(0, Math.round((endedMs - entry.startedAtMs) / 1000)),
+        runsStarted: 0,
+        runsFinished: 1,
+      });
+      if (retryEntry !== null) store.saveRetry(retryEntry);
+      else if (entry.cancelReason !== 'shutdown') store.deleteRetry(issue.id);
     });
     this.totals.tokens = addCounts(this.totals.tokens, usage);
     this.totals.costMicroUsd += cost ?? 0;
@@ -514,12 +562,12 @@ export class Orchestrator {
       this.onChange();
       return;
     }
-    for (const action of plan.actions) await this.apply(issue, action);
+    for (const action of plan.actions) await this.apply(issue, action, retryEntry);
     this.onChange();
   }
 
-  private async apply(issue: Issue, action: ExitAction): Promise<void> {
-    const { tracker, log, clock } = this.deps;
+  private async apply(issue: Issue, action: ExitAction, retryEntry: RetryEntry | null): Promise<void> {
+    const { tracker, log } = this.deps;
     const fields = { issue_id: issue.id, issue_identifier: issue.identifier };
     switch (action.type) {
       case 'transition':
@@ -536,16 +584,15 @@ export class Orchestrator {
           .catch((error: unknown) => log.warn({ ...fields, error: describe(error) }, 'comment failed'));
         return;
       case 'retry':
-        this.scheduleRetry({
-          issueId: issue.id,
-          identifier: issue.identifier,
-          attempt: action.attempt,
-          dueAtMs: clock.nowMs() + action.delayMs,
-          reason: action.reason,
-          lastError: action.error,
-          previousHost: HOST_LOCAL,
-          sessionId: action.sessionId,
-        });
+        // Saved with the run's end; only the timer is armed here.
+        if (retryEntry !== null) {
+          this.claimed.add(issue.id);
+          this.armRetry(retryEntry);
+          log.info(
+            { ...fields, attempt: retryEntry.attempt, reason: retryEntry.reason, due_in_ms: action.delayMs },
+            'retry scheduled',
+          );
+        }
         return;
       case 'release':
         this.release(issue.id);
@@ -634,7 +681,12 @@ export class Orchestrator {
     const stateCap = config.agent.maxConcurrentAgentsByState[state];
     const inState = [...this.running.values()].filter((r) => r.issue.state.toLowerCase() === state).length;
     if (runningCount >= config.agent.maxConcurrentAgents || (stateCap !== undefined && inState >= stateCap)) {
-      reschedule('no available orchestrator slots');
+      // Waiting for a slot is not a failure: same attempt, same reason, same session.
+      this.scheduleRetry({
+        ...entry,
+        dueAtMs: this.deps.clock.nowMs() + CONTINUATION_DELAY_MS,
+        lastError: 'no available orchestrator slots',
+      });
       this.onChange();
       return;
     }
@@ -644,7 +696,8 @@ export class Orchestrator {
       return;
     }
     this.deps.store.deleteRetry(issueId);
-    this.dispatchSafely(issue, entry.attempt, entry.reason === 'continuation' ? entry.sessionId : null);
+    // Failure retries are saved without a session, so only continuations resume one.
+    this.dispatchSafely(issue, entry.attempt, entry.sessionId);
   }
 }
 

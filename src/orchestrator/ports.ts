@@ -34,6 +34,8 @@ export interface TurnRecord {
 export type OrchestratorStore = Pick<
   Store,
   | 'startRun'
+  | 'setRunWorkspace'
+  | 'transaction'
   | 'recordTurn'
   | 'finishRun'
   | 'closeInterruptedRuns'

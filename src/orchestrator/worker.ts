@@ -198,7 +198,10 @@ export async function runWorker(
         if (outcome.result.spendUnaccounted) unaccountedTurns += 1;
         if (outcome.result.spendUnaccounted && !outcome.result.usageMeasured) {
           // The runtime produced output but no usage figure: the spend is unknown, not zero.
-          deps.log.warn({ ...fields, turn, session_id: sessionId, kind: config.agent.kind }, 'spend_unreported');
+          deps.log.warn(
+            { ...fields, turn, session_id: sessionId, kind: config.agent.kind },
+            'spend_unreported',
+          );
         }
         deps.onTurn({
           turn,

@@ -166,6 +166,9 @@ function prepareStatements(db: Database.Database) {
          session_id = COALESCE(@sessionId, session_id)
        WHERE id = @runId AND ended_at IS NULL`,
     ),
+    setRunWorkspace: db.prepare<[string, number]>(
+      'UPDATE runs SET workspace = ? WHERE id = ? AND ended_at IS NULL',
+    ),
     runById: db.prepare<[number], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
     openRuns: db.prepare<[], RunRow>(`SELECT ${runColumns} FROM runs WHERE ended_at IS NULL ORDER BY id`),
     closeInterrupted: db.prepare<[string, string]>(
@@ -445,6 +448,13 @@ export class Store {
   }
 
   /** Closes an open run with its outcome. Throws `run_not_open` for an unknown or finished run. */
+  /** Records the workspace of an open run once it is known (it is prepared after the run starts). */
+  setRunWorkspace(runId: number, workspace: string): void {
+    this.#guard('set run workspace', () => {
+      if (this.#sql.setRunWorkspace.run(workspace, runId).changes === 0) throw this.#notOpen(runId);
+    });
+  }
+
   finishRun(runId: number, input: FinishRunInput): void {
     this.#guard('finish run', () => {
       const changes = this.#sql.finishRun.run({
