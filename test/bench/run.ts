@@ -2,12 +2,16 @@
  * Benchmarks, run by `npm run bench` (never as tests: timings on a shared
  * machine are evidence, not pass/fail). Each prints its figures and its target.
  */
+import { orchestratorMemory } from './orchestrator-memory.js';
+import { orchestratorThroughput } from './orchestrator-throughput.js';
 import { parseThroughput } from './parse-throughput.js';
 import { validateStartup } from './validate-startup.js';
 
 const benches: Record<string, () => Promise<void> | void> = {
   'validate-startup': validateStartup,
   'parse-throughput': parseThroughput,
+  'orchestrator-throughput': orchestratorThroughput,
+  'orchestrator-memory': orchestratorMemory,
 };
 
 const only = process.argv[2];
