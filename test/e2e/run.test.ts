@@ -589,6 +589,31 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     expect(service.logsWith('orchestrator stopped')).toHaveLength(1);
   });
 
+  it('a second signal during a slow shutdown forces the exit at once (exit 1), instead of waiting for the drain', {
+    timeout: 120_000,
+  }, async () => {
+    const project = createProject({
+      issues: [makeIssue(1, '!abort')],
+      config: { hooks: { after_run: 'sleep 30', timeout_ms: 60_000 } },
+    });
+    const service = startService(project);
+    await service.waitForLog(
+      'the working turn of E-1',
+      (l) => l.msg === 'turn started' && l.issue_identifier === 'E-1',
+    );
+    service.kill('SIGTERM');
+    await service.waitForLog(
+      'the shutdown to begin',
+      (l) => typeof l.msg === 'string' && l.msg.startsWith('shutting down'),
+    );
+    const t0 = Date.now();
+    service.kill('SIGINT');
+    const status = await service.waitExit(15_000);
+    expect(status, service.tail()).toEqual({ code: 1, signal: null });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(service.logsWith('second signal: exiting now')).toHaveLength(1);
+  });
+
   it('graceful shutdown racing an exit: SIGTERM while a finished run is being handed off still completes the handoff and exits 0 (the store is not closed under it)', {
     timeout: 120_000,
   }, async () => {
