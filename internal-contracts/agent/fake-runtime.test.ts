@@ -45,7 +45,8 @@ describe('fakeRuntime', () => {
 
   it('hangs until killed instead of exiting', () => {
     const exe = build({ steps: [{ stdout: 'up' }, { hang: true }] });
-    const r = spawnSync(exe, [], { input: '', encoding: 'utf8', timeout: 600, killSignal: 'SIGTERM' });
+    // Long enough for node to start and print under load; the hang is what the timeout ends.
+    const r = spawnSync(exe, [], { input: '', encoding: 'utf8', timeout: 5_000, killSignal: 'SIGTERM' });
     expect(r.signal).toBe('SIGTERM');
     expect(r.stdout).toBe('up\n');
   });

@@ -19,7 +19,10 @@ const AGENT: AgentSettings = {
   stallTimeoutMs: 0,
 };
 
-async function runMock(prompt: string, opts: { agent?: Partial<AgentSettings>; abortAfterMs?: number } = {}) {
+async function runMock(
+  prompt: string,
+  opts: { agent?: Partial<AgentSettings>; abortAfterMs?: number; abortOnUsage?: boolean } = {},
+) {
   const ws = path.join(root, `ws-${++n}`);
   mkdirSync(ws);
   const adapter = agentKind('mock')?.runtime?.factory();
@@ -38,7 +41,11 @@ async function runMock(prompt: string, opts: { agent?: Partial<AgentSettings>; a
   const outcome: TurnOutcome = await adapter.runTurn(session, {
     prompt,
     issue: SAMPLE_ISSUE,
-    onEvent: (e) => events.push(e),
+    onEvent: (e) => {
+      events.push(e);
+      // Cancel once the usage figure is in: a condition, not a guess at how long start-up takes.
+      if (opts.abortOnUsage === true && e.type === 'token_usage') controller.abort();
+    },
     signal: controller.signal,
   });
   await adapter.stopSession(session);
@@ -55,6 +62,7 @@ interface Row {
   unaccounted: boolean;
   agent?: Partial<AgentSettings>;
   abortAfterMs?: number;
+  abortOnUsage?: boolean;
 }
 
 const ROWS: Row[] = [
@@ -140,14 +148,14 @@ const ROWS: Row[] = [
     unaccounted: true,
   },
   {
-    directive: '!usage 7 3\n!silent 8000\n!ok',
+    directive: '!usage 7 3\n!silent 30000\n!ok',
     exitReason: 'turn_failed',
     errorKind: 'response_timeout',
     retry: 'retry',
     input: 7,
     output: 3,
     unaccounted: true,
-    agent: { stallTimeoutMs: 3000 },
+    agent: { stallTimeoutMs: 8000 },
   },
   {
     directive: '!usage 7 3\n!abort',
@@ -157,7 +165,7 @@ const ROWS: Row[] = [
     input: 7,
     output: 3,
     unaccounted: true,
-    agent: { turnTimeoutMs: 4000 },
+    agent: { turnTimeoutMs: 15_000 },
   },
   {
     directive: '!usage 7 3\n!abort',
@@ -167,7 +175,7 @@ const ROWS: Row[] = [
     input: 7,
     output: 3,
     unaccounted: true,
-    abortAfterMs: 2000,
+    abortOnUsage: true,
   },
 ];
 
@@ -176,6 +184,7 @@ describe('the mock directive table', () => {
     const { outcome, events } = await runMock(row.directive, {
       ...(row.agent ? { agent: row.agent } : {}),
       ...(row.abortAfterMs !== undefined ? { abortAfterMs: row.abortAfterMs } : {}),
+      ...(row.abortOnUsage === true ? { abortOnUsage: true } : {}),
     });
     expect(outcome.result.exitReason).toBe(row.exitReason);
     expect(outcome.error?.kind ?? null).toBe(row.errorKind);

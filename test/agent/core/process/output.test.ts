@@ -79,7 +79,9 @@ describe('stdout through a real pipe', () => {
 });
 
 describe('stderr through a real pipe', () => {
-  it('100 MiB of stderr keeps head and tail within the caps and memory does not follow the output', async () => {
+  it('100 MiB of stderr keeps head and tail within the caps and memory does not follow the output', {
+    timeout: 120_000,
+  }, async () => {
     let agent: AgentProcess | undefined;
     const growth = await peakLiveGrowth(async () => {
       agent = await start('stderr-flood.cjs');
