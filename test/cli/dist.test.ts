@@ -55,7 +55,7 @@ describe('the built CLI (bundle with code cache)', () => {
       (a) => a.kind,
     );
     expect(kinds).toEqual(expect.arrayContaining(['mock', 'echo', 'claude-code', 'codex']));
-    const plan = runDist(['run', '--dry-run', 'WORKFLOW.example.md']);
+    const plan = runDist(['run', '--dry-run', 'testdata/workflows/valid/all-hooks.md']);
     expect(plan.status).toBe(0);
     expect(plan.stdout).toMatch(/candidates, \d+ would be dispatched/);
   });
