@@ -194,8 +194,8 @@ export interface Service {
   whenHandedOff(count: number): Promise<void>;
   /** Credential proofs written (one per verification that succeeded). */
   verifications(): number;
-  /** Warnings and errors logged (a clean run has none). */
-  problems(): string[];
+  /** How many warnings and errors were logged (a clean run has none), and the first few. */
+  problems(): { count: number; first: string[] };
   logLines(): number;
   shutdown(): Promise<void>;
 }
@@ -232,16 +232,22 @@ export async function startService(m: Modules, bench: BenchDir): Promise<Service
   if (!initial.ok) throw new Error(`bench workflow does not load: ${JSON.stringify(initial.diagnostics)}`);
   const { config } = initial.workflow;
   const sink = new NullLog();
+  // The first few warnings and errors are kept (and all counted), so the harness itself does not grow.
   const problems: string[] = [];
+  let problemCount = 0;
+  const noteProblem = (level: string, message: string, fields: Record<string, unknown>) => {
+    problemCount += 1;
+    if (problems.length < 5) problems.push(`${level}: ${message} ${JSON.stringify(fields)}`);
+  };
   const appLog = m.logger.createLogger({ level: config.logging.level, format: 'json', destination: sink });
   const log = {
     ...appLog,
     warn: (fields: Record<string, unknown>, message: string) => {
-      problems.push(`warn: ${message} ${JSON.stringify(fields)}`);
+      noteProblem('warn', message, fields);
       appLog.warn(fields, message);
     },
     error: (fields: Record<string, unknown>, message: string) => {
-      problems.push(`error: ${message} ${JSON.stringify(fields)}`);
+      noteProblem('error', message, fields);
       appLog.error(fields, message);
     },
   };
@@ -318,7 +324,7 @@ export async function startService(m: Modules, bench: BenchDir): Promise<Service
     whenHandedOff: (count) =>
       count <= handedOff ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve })),
     verifications: () => verifications,
-    problems: () => problems,
+    problems: () => ({ count: problemCount, first: problems }),
     logLines: () => sink.lines,
     async shutdown() {
       await orchestrator.stop();

@@ -58,7 +58,8 @@ try {
           elapsedMs,
           sessions: service.store.totals().runsFinished,
           verifications: service.verifications(),
-          problems: service.problems().length,
+          problems: service.problems().count,
+          firstProblem: service.problems().first[0] ?? null,
           ...measure(),
         }),
       );

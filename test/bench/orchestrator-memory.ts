@@ -23,6 +23,7 @@ interface Checkpoint {
   sessions: number;
   verifications?: number;
   problems?: number;
+  firstProblem?: string | null;
   rssMb: number;
   heapUsedMb: number;
 }
@@ -52,8 +53,12 @@ export async function orchestratorMemory(): Promise<void> {
         point.checkpoint === 0 ? 'wired, before the first dispatch' : `after ${point.sessions} sessions`;
       console.log(
         `${when}: RSS ${point.rssMb.toFixed(1)} MB, heap used ${point.heapUsedMb.toFixed(1)} MB` +
-          (point.checkpoint === 0 ? '' : ` (${(point.elapsedMs / 1000).toFixed(0)} s in)`),
+          (point.checkpoint === 0
+            ? ''
+            : ` (${(point.elapsedMs / 1000).toFixed(0)} s in; ${point.verifications ?? 0} verification ` +
+              `spawn(s), ${point.problems ?? 0} warning/error log line(s))`),
       );
+      if (point.firstProblem) console.log(`  first warning/error: ${point.firstProblem.slice(0, 300)}`);
     }
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -71,6 +76,12 @@ export async function orchestratorMemory(): Promise<void> {
     `growth from ${first.sessions} to ${last.sessions} sessions: RSS ${pct(rss)} ${verdict(rss)}, ` +
       `heap used ${pct(heap)} ${verdict(heap)} (target within ${TARGET_GROWTH * 100}%)`,
   );
+  if (last.sessions > last.checkpoint) {
+    console.log(
+      `  ${last.sessions - last.checkpoint} of the ${last.sessions} sessions were re-dispatches of an issue ` +
+        'already handed off (a stale candidate read)',
+    );
+  }
   if (last.checkpoint < 10_000) {
     console.log(
       `measured up to ${last.checkpoint} sessions, not 10k: at ${perSecond.toFixed(1)} sessions/s 10k would take ` +

@@ -84,8 +84,10 @@ export async function orchestratorThroughput(): Promise<void> {
         `  ${sessions - issues} issue(s) were dispatched again after their handoff (a stale candidate read)`,
       );
     }
-    if (problems.length > 0) {
-      console.log(`  ${problems.length} warning/error log line(s), first: ${problems[0]?.slice(0, 300)}`);
+    if (problems.count > 0) {
+      console.log(
+        `  ${problems.count} warning/error log line(s), first: ${problems.first[0]?.slice(0, 300)}`,
+      );
     }
     console.log(
       `baseline:     ${baselineMs.toFixed(0)} ms for ${issues} plain echo runtime spawns (${rate(baselineMs)}; ` +

@@ -292,7 +292,7 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
   }, async () => {
     const cap = 2_000;
     // Armed from spawn: it must also cover tsx starting the runtime on a loaded machine.
-    const stall = 2_500;
+    const stall = 8_000;
     const project = createProject({
       issues: [makeIssue(1, '!silent 60000\n!ok never')],
       config: { agent: { stall_timeout_ms: stall, max_retry_backoff_ms: cap } },
