@@ -198,6 +198,9 @@ export class Orchestrator {
     const { config } = this.deps.workflow.current();
     await this.reconcile();
     if (this.stopping) return;
+    // Taken before the fetch: a worker that hands off and releases while the fetch reads
+    // the old file must still count as busy, or its issue is dispatched a second time.
+    const busyBeforeFetch = new Set([...this.claimed, ...this.running.keys()]);
     let candidates: Issue[];
     try {
       candidates = await this.deps.tracker.fetchCandidateIssues();
@@ -222,7 +225,7 @@ export class Orchestrator {
       {
         activeStates: config.tracker.activeStates,
         terminalStates: config.tracker.terminalStates,
-        busyIds: new Set([...this.claimed, ...this.running.keys()]),
+        busyIds: new Set([...busyBeforeFetch, ...this.claimed, ...this.running.keys()]),
         exhaustedIds: exhausted,
       },
       {
@@ -563,6 +566,8 @@ export class Orchestrator {
       return;
     }
     for (const action of plan.actions) await this.apply(issue, action, retryEntry);
+    // A freed slot is refilled now, not at the next polling interval (refreshes coalesce).
+    this.requestRefresh();
     this.onChange();
   }
 
