@@ -37,8 +37,8 @@ export interface ExitContext {
 }
 
 export type ExitAction =
-  | { type: 'transition'; state: string }
-  | { type: 'comment'; body: string }
+  | { type: 'transition'; state: string; purpose: 'handoff' | 'blocked' }
+  | { type: 'comment'; body: string; lifecycle: 'completion' | 'failure' | 'blocked' }
   | {
       type: 'retry';
       attempt: number;
@@ -67,14 +67,20 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
         const question = message.slice(BLOCKED_PREFIX.length).trim();
         const actions: ExitAction[] = [];
         if (ctx.comments.onBlocked)
-          actions.push({ type: 'comment', body: `The agent is blocked and needs an answer:\n\n${question}` });
-        if (ctx.blockedState !== null) actions.push({ type: 'transition', state: ctx.blockedState });
+          actions.push({
+            type: 'comment',
+            body: `The agent is blocked and needs an answer:\n\n${question}`,
+            lifecycle: 'blocked',
+          });
+        if (ctx.blockedState !== null)
+          actions.push({ type: 'transition', state: ctx.blockedState, purpose: 'blocked' });
         actions.push({ type: 'release' });
         return { kind: 'blocked', actions };
       }
       if (ctx.issueActive && ctx.handoffState !== null) {
-        const actions: ExitAction[] = [{ type: 'transition', state: ctx.handoffState }];
-        if (ctx.comments.onCompletion) actions.push({ type: 'comment', body: completionComment(exit) });
+        const actions: ExitAction[] = [{ type: 'transition', state: ctx.handoffState, purpose: 'handoff' }];
+        if (ctx.comments.onCompletion)
+          actions.push({ type: 'comment', body: completionComment(exit), lifecycle: 'completion' });
         actions.push({ type: 'release' });
         return { kind: 'succeeded', actions };
       }
@@ -94,7 +100,8 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
         };
       }
       const actions: ExitAction[] = [];
-      if (ctx.comments.onCompletion) actions.push({ type: 'comment', body: completionComment(exit) });
+      if (ctx.comments.onCompletion)
+        actions.push({ type: 'comment', body: completionComment(exit), lifecycle: 'completion' });
       actions.push({ type: 'release' });
       return { kind: 'succeeded', actions };
     }
@@ -104,7 +111,8 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
       const error = `${exit.kind ?? 'error'}: ${exit.message}`;
       const actions: ExitAction[] = [];
       if (decision === 'release') {
-        if (ctx.comments.onFailure) actions.push({ type: 'comment', body: failureComment(exit, null) });
+        if (ctx.comments.onFailure)
+          actions.push({ type: 'comment', body: failureComment(exit, null), lifecycle: 'failure' });
         actions.push({ type: 'release' });
         return { kind: 'failed', actions };
       }
@@ -112,7 +120,8 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
         decision === 'wait_for_reset' && exit.resetAtMs !== null
           ? Math.max(0, exit.resetAtMs - ctx.nowMs)
           : failureDelayMs(next, ctx.maxRetryBackoffMs);
-      if (ctx.comments.onFailure) actions.push({ type: 'comment', body: failureComment(exit, next) });
+      if (ctx.comments.onFailure)
+        actions.push({ type: 'comment', body: failureComment(exit, next), lifecycle: 'failure' });
       actions.push({
         type: 'retry',
         attempt: next,

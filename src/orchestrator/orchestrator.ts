@@ -6,8 +6,14 @@
  */
 import type { ProofStore } from '../agent/core/verify-credential.js';
 import type { AgentKind } from '../agent/registry.js';
-import { addCounts, formatDollars } from '../agent/usage/index.js';
-import type { AgentAdapter, AgentEvent, TokenCounts, TurnResult } from '../domain/agent.js';
+import { addCounts, formatDollars, isZero, subtractByModel, subtractCounts } from '../agent/usage/index.js';
+import type {
+  AgentAdapter,
+  AgentEvent,
+  TokenCounts,
+  TurnResult,
+  UsageProvenance,
+} from '../domain/agent.js';
 import { ZERO_TOKENS } from '../domain/agent.js';
 import { TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
@@ -16,6 +22,7 @@ import type { Workflow } from '../workflow/load.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
 import { budgetVerdict } from './budget.js';
 import { type ExitAction, planExit, type WorkerExit } from './exit-policy.js';
+import type { Observer, ReconcileAction } from './observations.js';
 import { planDispatch } from './plan.js';
 import type {
   Clock,
@@ -31,6 +38,11 @@ import { runWorker, type WorkerOutcome } from './worker.js';
 /** How long shutdown waits for workers to finish their after_run hooks and records. */
 const SHUTDOWN_DRAIN_MS = 30_000;
 const HOST_LOCAL = 'local';
+const RECONCILE_ACTIONS: Record<'terminal' | 'inactive' | 'missing', ReconcileAction> = {
+  terminal: 'stop_terminal',
+  inactive: 'stop_inactive',
+  missing: 'stop_missing',
+};
 
 export interface OrchestratorDeps {
   /** The current good workflow; `reload()` re-reads the file (a failed reload keeps the last good one). */
@@ -45,6 +57,8 @@ export interface OrchestratorDeps {
   pricing: Pricing;
   log: Logger;
   clock: Clock;
+  /** Told of every dispatch, exit, retry, tick and agent event, after the store has it. */
+  observe?: Observer;
 }
 
 /** A session the orchestrator is running, as the API and dashboard show it. */
@@ -61,6 +75,10 @@ export interface RunningEntry {
   workspace: string | null;
   usage: TokenCounts;
   usageByModel: Record<string, TokenCounts>;
+  /** Where the figures of the last finished turn came from; null before the first turn ends. */
+  provenance: UsageProvenance | null;
+  /** Settled cost after the last finished turn (null when unknown or before the first turn ends). */
+  costMicroUsd: number | null;
   controller: AbortController;
   cancelReason: 'terminal' | 'inactive' | 'missing' | 'shutdown' | null;
   done: Promise<void>;
@@ -70,6 +88,18 @@ export interface Totals {
   dispatches: number;
   tokens: TokenCounts;
   costMicroUsd: number;
+}
+
+/** What the API, dashboard and metrics read of the owner's state. */
+export interface OrchestratorSnapshot {
+  running: RunningEntry[];
+  retries: RetryEntry[];
+  /** Ticks finished since start: 0 until the first one completes. */
+  ticks: number;
+  /** True once shutdown began: nothing new is dispatched. */
+  draining: boolean;
+  totals: Totals;
+  maxConcurrentAgents: number;
 }
 
 export class Orchestrator {
@@ -86,10 +116,11 @@ export class Orchestrator {
   readonly totals: Totals = { dispatches: 0, tokens: { ...ZERO_TOKENS }, costMicroUsd: 0 };
   /** Called after every state change (tick, dispatch, exit, retry): observers re-read the state. */
   onChange: () => void = () => undefined;
-  /** Called for every agent event of every running session. */
-  onAgentEvent: (issue: Issue, event: AgentEvent) => void = () => undefined;
+  private readonly observe: Observer;
 
-  constructor(private readonly deps: OrchestratorDeps) {}
+  constructor(private readonly deps: OrchestratorDeps) {
+    this.observe = deps.observe ?? (() => undefined);
+  }
 
   /** Restores what a crash left (open runs, the retry queue) and, unless told not to, starts ticking. */
   start(options: { autoTick?: boolean } = {}): void {
@@ -117,6 +148,7 @@ export class Orchestrator {
         if (this.claimed.has(issue.id) || this.running.has(issue.id)) continue;
         const removed = await this.deps.workspaces.remove(issue.identifier, issue.id);
         if (removed.removed) {
+          this.observe({ type: 'reconciled', issueId: issue.id, action: 'sweep_cleanup' });
           this.deps.log.info(
             { issue_id: issue.id, issue_identifier: issue.identifier },
             'removed the workspace of a terminal issue',
@@ -144,10 +176,12 @@ export class Orchestrator {
   }
 
   /** Asks for a tick soon; several requests before it runs coalesce into one. */
-  requestRefresh(): void {
-    if (this.stopping || this.refreshRequested) return;
+  requestRefresh(): 'queued' | 'coalesced' | 'draining' {
+    if (this.stopping) return 'draining';
+    if (this.refreshRequested) return 'coalesced';
     this.refreshRequested = true;
     this.scheduleTick(0);
+    return 'queued';
   }
 
   /** Resolves when no worker is running and no retry is due (for `--once`). */
@@ -171,12 +205,15 @@ export class Orchestrator {
     await this.ticking;
   }
 
-  /** A snapshot of running sessions and the retry queue, for the API. */
-  snapshot(): { running: RunningEntry[]; retries: RetryEntry[]; ticks: number } {
+  /** A snapshot of running sessions, the retry queue and counters, for the API and metrics. */
+  snapshot(): OrchestratorSnapshot {
     return {
       running: [...this.running.values()],
       retries: [...this.retries.values()].map((r) => r.entry).sort((a, b) => a.dueAtMs - b.dueAtMs),
       ticks: this.ticks,
+      draining: this.stopping,
+      totals: { ...this.totals, tokens: { ...this.totals.tokens } },
+      maxConcurrentAgents: this.deps.workflow.current().config.agent.maxConcurrentAgents,
     };
   }
 
@@ -187,13 +224,17 @@ export class Orchestrator {
     if (this.tickTimer !== null) this.deps.clock.clearTimeout(this.tickTimer);
     this.tickTimer = this.deps.clock.setTimeout(() => {
       this.tickTimer = null;
-      void this.tick().then(() => this.scheduleTick(this.deps.workflow.current().config.pollingIntervalMs));
+      // A refresh asked for while a tick was already running gets a tick of its own.
+      void this.tick().then(() =>
+        this.scheduleTick(this.refreshRequested ? 0 : this.deps.workflow.current().config.pollingIntervalMs),
+      );
     }, delayMs);
   }
 
   private async runTick(): Promise<void> {
     this.refreshRequested = false;
-    const { log } = this.deps;
+    const { log, clock } = this.deps;
+    const tickStartMs = clock.nowMs();
     this.deps.workflow.reload();
     const { config } = this.deps.workflow.current();
     await this.reconcile();
@@ -207,6 +248,7 @@ export class Orchestrator {
     } catch (error) {
       log.warn({ error: describe(error) }, 'fetching candidates failed; will try again next tick');
       this.ticks += 1;
+      this.observe({ type: 'tick', result: 'error', durationMs: clock.nowMs() - tickStartMs, candidates: 0 });
       this.onChange();
       return;
     }
@@ -245,6 +287,12 @@ export class Orchestrator {
       { candidates: candidates.length, running: this.running.size, retrying: this.retries.size },
       'tick completed',
     );
+    this.observe({
+      type: 'tick',
+      result: 'success',
+      durationMs: clock.nowMs() - tickStartMs,
+      candidates: candidates.length,
+    });
     this.onChange();
   }
 
@@ -277,6 +325,7 @@ export class Orchestrator {
       if (state !== undefined) entry.issue = { ...entry.issue, state };
       if (reason !== null) {
         entry.cancelReason = reason;
+        this.observe({ type: 'reconciled', issueId: id, action: RECONCILE_ACTIONS[reason] });
         this.deps.log.info(
           { issue_id: id, issue_identifier: entry.issue.identifier, reason },
           'stopping session: issue changed',
@@ -314,14 +363,17 @@ export class Orchestrator {
     // True exactly once per exhaustion: the issue gets one comment, not one per tick.
     if (!store.markExhaustionReported(issueId)) return;
     log.warn({ issue_id: issueId, issue_identifier: identifier, limit, detail }, 'issue budget exhausted');
+    this.observe({ type: 'budget_exhausted', issueId, limit });
     await tracker
       .commentIssue(
         issueId,
         `Orchestrator budget exhausted (${limit}): ${detail}. The issue will not be dispatched again until the budget is raised.`,
       )
-      .catch((error: unknown) =>
-        log.warn({ issue_id: issueId, error: describe(error) }, 'budget comment failed'),
-      );
+      .then(() => this.observe({ type: 'comment', lifecycle: 'budget', result: 'success' }))
+      .catch((error: unknown) => {
+        this.observe({ type: 'comment', lifecycle: 'budget', result: 'error' });
+        log.warn({ issue_id: issueId, error: describe(error) }, 'budget comment failed');
+      });
   }
 
   /** Dispatches; a failure to even start (the store refused a write) releases the claim instead of crashing the tick. */
@@ -368,6 +420,8 @@ export class Orchestrator {
       workspace: null,
       usage: { ...ZERO_TOKENS },
       usageByModel: {},
+      provenance: null,
+      costMicroUsd: null,
       controller,
       cancelReason: null,
       done: Promise.resolve(),
@@ -382,6 +436,7 @@ export class Orchestrator {
       runsFinished: 0,
     });
     log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt }, 'dispatching');
+    this.observe({ type: 'dispatched', issue, attempt, host: HOST_LOCAL });
     const budgetBefore = store.issueBudget(issue.id);
     entry.done = runWorker(
       { issue, attempt, resumeSessionId, workflow },
@@ -395,6 +450,7 @@ export class Orchestrator {
         credentialValues: this.deps.credentialValues,
         log,
         nowMs: () => clock.nowMs(),
+        observe: this.observe,
         onEvent: (event) => this.onEvent(entry, event),
         onWorkspace: (path) => {
           entry.workspace = path;
@@ -408,6 +464,9 @@ export class Orchestrator {
             error: record.error,
           });
           entry.turn = record.turn;
+          entry.provenance = record.result.usageProvenance;
+          entry.costMicroUsd = this.deps.pricing(record.result.usage, record.result.reportedAmounts);
+          this.observe({ type: 'turn', issueId: issue.id, turn: record.turn });
           this.onChange();
         },
         budgetAfterTurn: (result) => this.budgetAfterTurn(budgetBefore, result),
@@ -467,10 +526,28 @@ export class Orchestrator {
       );
     }
     if (event.type === 'token_usage') {
+      this.observeTokens(entry, event.usage, event.usageByModel, event.model);
       entry.usage = event.usage;
       entry.usageByModel = event.usageByModel;
     }
-    this.onAgentEvent(entry.issue, event);
+    this.observe({ type: 'agent_event', issue: entry.issue, event });
+  }
+
+  /** Reports what a session used since its previous usage event, per model. */
+  private observeTokens(
+    entry: RunningEntry,
+    usage: TokenCounts,
+    byModel: Record<string, TokenCounts>,
+    model: string | null,
+  ): void {
+    if (Object.keys(byModel).length === 0) {
+      const delta = subtractCounts(usage, entry.usage);
+      if (!isZero(delta)) this.observe({ type: 'tokens', model: model ?? 'unknown', delta });
+      return;
+    }
+    for (const [name, delta] of Object.entries(subtractByModel(byModel, entry.usageByModel))) {
+      this.observe({ type: 'tokens', model: name, delta });
+    }
   }
 
   private async onWorkerExit(entry: RunningEntry, outcome: WorkerOutcome): Promise<void> {
@@ -556,6 +633,14 @@ export class Orchestrator {
       },
       'worker exited',
     );
+    this.observe({
+      type: 'worker_exited',
+      issue,
+      exitKind: plan.kind,
+      durationMs: endedMs - entry.startedAtMs,
+      host: entry.host,
+      costMicroUsd: cost,
+    });
     if (entry.cancelReason === 'terminal' && outcome.workspace !== null) {
       await this.deps.workspaces.remove(issue.identifier, issue.id);
     }
@@ -578,21 +663,35 @@ export class Orchestrator {
       case 'transition':
         await tracker
           .transitionIssue(issue.id, action.state)
-          .then(() => log.info({ ...fields, state: action.state }, 'issue transitioned'))
-          .catch((error: unknown) =>
-            log.warn({ ...fields, state: action.state, error: describe(error) }, 'transition failed'),
-          );
+          .then(() => {
+            this.observe({ type: 'transition', purpose: action.purpose, result: 'success' });
+            log.info({ ...fields, state: action.state }, 'issue transitioned');
+          })
+          .catch((error: unknown) => {
+            this.observe({ type: 'transition', purpose: action.purpose, result: 'error' });
+            log.warn({ ...fields, state: action.state, error: describe(error) }, 'transition failed');
+          });
         return;
       case 'comment':
         await tracker
           .commentIssue(issue.id, action.body)
-          .catch((error: unknown) => log.warn({ ...fields, error: describe(error) }, 'comment failed'));
+          .then(() => this.observe({ type: 'comment', lifecycle: action.lifecycle, result: 'success' }))
+          .catch((error: unknown) => {
+            this.observe({ type: 'comment', lifecycle: action.lifecycle, result: 'error' });
+            log.warn({ ...fields, error: describe(error) }, 'comment failed');
+          });
         return;
       case 'retry':
         // Saved with the run's end; only the timer is armed here.
         if (retryEntry !== null) {
           this.claimed.add(issue.id);
           this.armRetry(retryEntry);
+          this.observe({
+            type: 'retry_scheduled',
+            issueId: issue.id,
+            trigger: retryEntry.reason,
+            dueAtMs: retryEntry.dueAtMs,
+          });
           log.info(
             { ...fields, attempt: retryEntry.attempt, reason: retryEntry.reason, due_in_ms: action.delayMs },
             'retry scheduled',
@@ -614,6 +713,7 @@ export class Orchestrator {
     if (queued) this.deps.clock.clearTimeout(queued.timer);
     this.retries.delete(issueId);
     this.claimed.delete(issueId);
+    this.observe({ type: 'released', issueId });
   }
 
   /** Persists the retry first, then arms its timer; a later retry replaces an earlier one. */
@@ -631,6 +731,12 @@ export class Orchestrator {
       'retry scheduled',
     );
     this.armRetry(entry);
+    this.observe({
+      type: 'retry_scheduled',
+      issueId: entry.issueId,
+      trigger: entry.reason,
+      dueAtMs: entry.dueAtMs,
+    });
   }
 
   private armRetry(entry: RetryEntry): void {

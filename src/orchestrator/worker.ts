@@ -23,6 +23,7 @@ import { promptVariables } from '../prompt/variables.js';
 import type { Workflow } from '../workflow/load.js';
 import type { BudgetVerdict } from './budget.js';
 import { BLOCKED_PREFIX, type WorkerExit } from './exit-policy.js';
+import type { Observer } from './observations.js';
 import type { Logger, TurnRecord, Workspaces } from './ports.js';
 
 /** Longest a credential-verification turn may take. */
@@ -49,6 +50,8 @@ export interface WorkerDeps {
   credentialValues: string[];
   log: Logger;
   nowMs(): number;
+  /** Told of the worker's own tracker writes (in-progress transition, dispatch comment). */
+  observe: Observer;
   onEvent(event: AgentEvent): void;
   onWorkspace(path: string): void;
   onTurn(record: TurnRecord): void;
@@ -107,16 +110,20 @@ export async function runWorker(
     try {
       await deps.tracker.transitionIssue(issue.id, inProgress);
       lastState = inProgress;
+      deps.observe({ type: 'transition', purpose: 'in_progress', result: 'success' });
     } catch (error) {
+      deps.observe({ type: 'transition', purpose: 'in_progress', result: 'error' });
       deps.log.warn({ ...fields, error: describe(error) }, 'in-progress transition failed');
     }
   }
   if (config.tracker.comments.onDispatch) {
     await deps.tracker
       .commentIssue(issue.id, dispatchComment(config.agent.kind, job.attempt))
-      .catch((error: unknown) =>
-        deps.log.warn({ ...fields, error: describe(error) }, 'dispatch comment failed'),
-      );
+      .then(() => deps.observe({ type: 'comment', lifecycle: 'dispatch', result: 'success' }))
+      .catch((error: unknown) => {
+        deps.observe({ type: 'comment', lifecycle: 'dispatch', result: 'error' });
+        deps.log.warn({ ...fields, error: describe(error) }, 'dispatch comment failed');
+      });
   }
   if (signal.aborted) return cancelled();
 

@@ -696,6 +696,16 @@ export class Store {
     });
   }
 
+  /** True when the database answers a trivial query (readiness probes). */
+  ping(): boolean {
+    if (!this.#db.open) return false;
+    try {
+      return this.#db.prepare('SELECT 1 AS ok').get() !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
   // ---- plumbing ----
 
   /**

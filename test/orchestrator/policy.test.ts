@@ -105,8 +105,12 @@ describe('worker exit policy', () => {
     });
     expect(plan.kind).toBe('blocked');
     expect(plan.actions).toEqual([
-      { type: 'comment', body: 'The agent is blocked and needs an answer:\n\nwhich date?' },
-      { type: 'transition', state: 'Blocked' },
+      {
+        type: 'comment',
+        body: 'The agent is blocked and needs an answer:\n\nwhich date?',
+        lifecycle: 'blocked',
+      },
+      { type: 'transition', state: 'Blocked', purpose: 'blocked' },
       { type: 'release' },
     ]);
   });
@@ -114,7 +118,7 @@ describe('worker exit policy', () => {
   it('a clean exit on an active issue hands off when a handoff state is set', () => {
     const plan = planExit(done('all done'), { ...ctx, handoffState: 'Review' });
     expect(plan.actions.map((a) => a.type)).toEqual(['transition', 'comment', 'release']);
-    expect(plan.actions[0]).toEqual({ type: 'transition', state: 'Review' });
+    expect(plan.actions[0]).toEqual({ type: 'transition', state: 'Review', purpose: 'handoff' });
   });
 
   it('a clean exit on a still-active issue without handoff continues after 1 s with the session', () => {

@@ -55,17 +55,21 @@ export function scanJson(text: string): JsonScan {
   /** Where to report a missing separator: after the previous value when another value follows (a forgotten comma). */
   const missingComma = (end: number): number => (/["{[\d\-tfn]/.test(text[pos] ?? '') ? end : pos);
 
-  const scanString = (): string => {
+  /** Scans a string; returns its decoded value only when `decode` (keys), since values come from JSON.parse. */
+  const scanString = (decode: boolean): string => {
     const start = pos;
+    let escaped = false;
     pos++;
     while (pos < text.length) {
       const c = text.charCodeAt(pos);
       if (c === 0x22) {
         pos++;
-        return JSON.parse(text.slice(start, pos)) as string;
+        if (!decode) return '';
+        return escaped ? (JSON.parse(text.slice(start, pos)) as string) : text.slice(start + 1, pos - 1);
       }
       if (c < 0x20) fail(pos, 'unescaped control character or line break inside a string');
       if (c === 0x5c) {
+        escaped = true;
         const next = text[pos + 1];
         if (next === 'u') {
           HEX4.lastIndex = pos + 2;
@@ -123,7 +127,7 @@ export function scanJson(text: string): JsonScan {
       for (;;) {
         skipSpace();
         if (text[pos] !== '"') fail(pos, `expected a quoted key, found ${describe(pos)}`);
-        const key = scanString();
+        const key = scanString(true);
         expect(':', '":" after a key');
         entries.set(key, scanValue(depth + 1));
         const end = pos;
@@ -142,14 +146,13 @@ export function scanJson(text: string): JsonScan {
       }
     }
     if (c === '"') {
-      scanString();
+      scanString(false);
       return { kind: 'scalar', start };
     }
-    for (const word of ['true', 'false', 'null']) {
-      if (text.startsWith(word, pos)) {
-        pos += word.length;
-        return { kind: 'scalar', start };
-      }
+    const word = c === 't' ? 'true' : c === 'f' ? 'false' : c === 'n' ? 'null' : undefined;
+    if (word !== undefined && text.startsWith(word, pos)) {
+      pos += word.length;
+      return { kind: 'scalar', start };
     }
     NUMBER.lastIndex = pos;
     if (NUMBER.test(text)) {
@@ -170,10 +173,33 @@ export function scanJson(text: string): JsonScan {
   }
 }
 
-/** The 1-based line of `offset` in `text` (an offset past the end is on the last line). */
+/**
+ * The 1-based line of `offset` in `text` (an offset past the end is on the last line).
+ * It counts from the start of the text: for many offsets in one text use `lineIndex`.
+ */
 export function lineAt(text: string, offset: number): number {
   let line = 1;
   const end = Math.min(offset, text.length);
   for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 0x0a) line++;
   return line;
+}
+
+/**
+ * A `lineAt` for many offsets in one text: the newlines are found once and each lookup is a
+ * binary search, so giving every issue of a large file its line stays linear in the file.
+ */
+export function lineIndex(text: string): (offset: number) => number {
+  const newlines: number[] = [];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) newlines.push(i);
+  return (offset) => {
+    const end = Math.min(offset, text.length);
+    let low = 0;
+    let high = newlines.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((newlines[mid] as number) < end) low = mid + 1;
+      else high = mid;
+    }
+    return low + 1;
+  };
 }

@@ -7,7 +7,7 @@
 import { type Document, isMap, isNode, isSeq, LineCounter, parseDocument, type YAMLSeq } from 'yaml';
 import { TrackerError } from '../../domain/errors.js';
 import type { Issue } from '../../domain/issue.js';
-import { lineAt, scanJson } from './json-scan.js';
+import { lineAt, lineIndex, scanJson } from './json-scan.js';
 import { normaliseIssue, resolveBlockers } from './normalise.js';
 
 /** How the file is written: decided by its extension, or by content when the extension says neither. */
@@ -129,21 +129,22 @@ function readJson(text: string, file: string): Structure {
     return fail('file.syntax', file, 1, `invalid JSON: ${String(err)}`);
   }
   const node = scan.root;
+  const lineOf = lineIndex(text);
   if (node.kind === 'array' && Array.isArray(root)) {
-    const items = node.items.map((item, i) => ({ value: root[i], line: lineAt(text, item.start) }));
+    const items = node.items.map((item, i) => ({ value: root[i], line: lineOf(item.start) }));
     return { ok: true, shape: 'list', items, source: { format: 'json', root, list: root } };
   }
   if (node.kind === 'object' && typeof root === 'object' && root !== null && !Array.isArray(root)) {
     const listNode = node.entries.get('issues');
     const list = (root as Record<string, unknown>).issues;
-    if (listNode === undefined) return fail('file.shape', file, lineAt(text, node.start), SHAPE_REASON);
+    if (listNode === undefined) return fail('file.shape', file, lineOf(node.start), SHAPE_REASON);
     if (listNode.kind !== 'array' || !Array.isArray(list)) {
-      return fail('file.shape', file, lineAt(text, listNode.start), '"issues" must be a list');
+      return fail('file.shape', file, lineOf(listNode.start), '"issues" must be a list');
     }
-    const items = listNode.items.map((item, i) => ({ value: list[i], line: lineAt(text, item.start) }));
+    const items = listNode.items.map((item, i) => ({ value: list[i], line: lineOf(item.start) }));
     return { ok: true, shape: 'wrapped', items, source: { format: 'json', root, list } };
   }
-  return fail('file.shape', file, lineAt(text, node.start), SHAPE_REASON);
+  return fail('file.shape', file, lineOf(node.start), SHAPE_REASON);
 }
 
 function readYaml(text: string, file: string): Structure {

@@ -1,0 +1,41 @@
+/**
+ * What the orchestrator reports as it works, for metrics, the event stream and
+ * the dashboard. One union, emitted by the state owner only, after the store
+ * has the change: an observer never sees a state the store does not have.
+ * Label-like fields are bounded sets (no issue ids), so a metrics observer can
+ * use them as label values directly.
+ */
+import type { AgentEvent, TokenCounts } from '../domain/agent.js';
+import type { Issue } from '../domain/issue.js';
+import type { ExitKind } from './exit-policy.js';
+import type { RetryReason } from './ports.js';
+
+export type ReconcileAction = 'stop_terminal' | 'stop_inactive' | 'stop_missing' | 'sweep_cleanup';
+export type TrackerWriteResult = 'success' | 'error';
+export type CommentLifecycle = 'dispatch' | 'completion' | 'failure' | 'blocked' | 'budget';
+
+export type Observation =
+  | { type: 'tick'; result: 'success' | 'error'; durationMs: number; candidates: number }
+  | { type: 'dispatched'; issue: Issue; attempt: number | null; host: string }
+  | {
+      type: 'worker_exited';
+      issue: Issue;
+      exitKind: ExitKind;
+      durationMs: number;
+      host: string;
+      costMicroUsd: number | null;
+    }
+  | { type: 'retry_scheduled'; issueId: string; trigger: RetryReason; dueAtMs: number }
+  /** The claim on an issue was let go (handoff, question, non-retryable failure, no longer active). */
+  | { type: 'released'; issueId: string }
+  | { type: 'reconciled'; issueId: string; action: ReconcileAction }
+  | { type: 'transition'; purpose: 'in_progress' | 'handoff' | 'blocked'; result: TrackerWriteResult }
+  | { type: 'comment'; lifecycle: CommentLifecycle; result: TrackerWriteResult }
+  | { type: 'budget_exhausted'; issueId: string; limit: string }
+  /** Tokens a session used since its previous report, per model ("unknown" when the runtime names none). */
+  | { type: 'tokens'; model: string; delta: TokenCounts }
+  | { type: 'agent_event'; issue: Issue; event: AgentEvent }
+  /** A turn finished and is recorded. */
+  | { type: 'turn'; issueId: string; turn: number };
+
+export type Observer = (observation: Observation) => void;
