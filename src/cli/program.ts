@@ -3,23 +3,25 @@
  * their heavy parts lazily, so `validate` in a CI step never pays for clients it
  * does not use. The process entry point is main.ts.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import net from 'node:net';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { OUTPUT_FORMATS, type OutputFormat } from './diagnostics-format.js';
+import { packageVersion } from './version.js';
 
 /** Exit code for bad usage (unknown flag, bad option value). */
 export const EXIT_USAGE = 2;
 
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(
-      readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
-    ) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) {
+    throw new InvalidArgumentError('expected an integer from 0 to 65535');
   }
+  return port;
+}
+
+function parseHost(value: string): string {
+  if (net.isIP(value) === 0) throw new InvalidArgumentError('expected an IP address such as 127.0.0.1');
+  return value;
 }
 
 /** Builds the program; `exit` receives the exit code of whichever command ran. */
@@ -61,10 +63,14 @@ export function buildProgram(io: {
     .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']))
     .addOption(new Option('--log-format <format>', 'log format').choices(['auto', 'json', 'pretty']))
     .option('--env-file <path>', 'read variables from this .env file')
+    .option('--port <port>', 'HTTP port (wins over server.port; 0 disables the server)', parsePort)
+    .option('--host <ip>', 'HTTP bind address (wins over server.host)', parseHost)
     .action(
       async (
         workflowPath: string,
         opts: {
+          port?: number;
+          host?: string;
           dryRun: boolean;
           once: boolean;
           untilIdle: boolean;

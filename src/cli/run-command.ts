@@ -17,6 +17,8 @@ export interface RunOptions {
   envFile?: string;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   logFormat?: 'auto' | 'json' | 'pretty';
+  port?: number;
+  host?: string;
 }
 
 /** Runs the command and returns its exit code. */
@@ -36,6 +38,8 @@ export async function runRun(
         ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
         ...(options.logFormat !== undefined ? { logFormat: options.logFormat } : {}),
         ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
+        ...(options.port !== undefined ? { port: options.port } : {}),
+        ...(options.host !== undefined ? { host: options.host } : {}),
       },
       err,
     );

@@ -10,17 +10,26 @@ import { registerSecrets } from '../agent/core/sanitize.js';
 import { agentKind } from '../agent/registry.js';
 import { spendMicroUsd } from '../agent/usage/index.js';
 import type { Diagnostic } from '../domain/diagnostic.js';
-import { createLogger, type LogFormat, type LogLevel } from '../observability/logger.js';
+import { instrumentTracker } from '../observability/instrument-tracker.js';
+import { createLogger, type LogFormat, type LogLevel, maskLine } from '../observability/logger.js';
+import { createMetrics } from '../observability/metrics.js';
+import type { Observation } from '../orchestrator/observations.js';
 import { Orchestrator } from '../orchestrator/orchestrator.js';
-import { killOrphans, OWNER_ENV, ownerTag } from '../orchestrator/orphans.js';
+import { killOrphans, ownerTag } from '../orchestrator/orphans.js';
 import { SYSTEM_CLOCK } from '../orchestrator/ports.js';
 import { openStore } from '../persistence/index.js';
+import { dashboardPage } from '../server/dashboard.js';
+import { type RunningServer, startServer } from '../server/http.js';
+import type { AdapterHealth } from '../server/ports.js';
 import { trackerKind } from '../tracker/registry.js';
 import { loadWorkflow, type Workflow } from '../workflow/load.js';
 import { watchWorkflow } from '../workflow/watcher.js';
 import { WorkspaceManager } from '../workspace/manager.js';
+import { adapterReports } from './adapters-command.js';
 import { kindCatalog } from './catalog.js';
 import { formatDiagnostics } from './diagnostics-format.js';
+import { agentEnvironment, secretValues } from './secrets.js';
+import { packageVersion } from './version.js';
 
 export interface ServiceOptions {
   once: boolean;
@@ -29,23 +38,9 @@ export interface ServiceOptions {
   logLevel?: LogLevel;
   logFormat?: LogFormat;
   envFile?: string;
-}
-
-/** Variables an agent never inherits from the orchestrator (its own settings and secrets). */
-function agentEnvironment(
-  env: NodeJS.ProcessEnv,
-  secrets: readonly string[],
-  tag: string,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    if (name.startsWith('ORCHESTRATOR_')) continue;
-    if (secrets.some((s) => s !== '' && value.includes(s))) continue;
-    out[name] = value;
-  }
-  out[OWNER_ENV] = tag;
-  return out;
+  /** HTTP port from `--port` (wins over `server.port`; a busy one is a start-up error). */
+  port?: number;
+  host?: string;
 }
 
 /** Runs the service until a signal (or, with `once`, one tick and its workers). Returns the exit code. */
@@ -71,13 +66,14 @@ export async function runService(
   }
   report(initial.workflow.diagnostics);
   const { config } = initial.workflow;
-  const secrets = [config.tracker.apiKey].filter((s) => s !== '');
+  const secrets = secretValues(config, process.env);
   const log = createLogger({
     level: options.logLevel ?? config.logging.level,
     format: options.logFormat ?? config.logging.format,
     secrets,
   });
   registerSecrets(secrets);
+  const secretSet = new Set(secrets.filter((s) => s.length >= 4));
 
   const kind = agentKind(config.agent.kind);
   if (kind?.runtime === undefined) {
@@ -92,8 +88,6 @@ export async function runService(
     return 1;
   }
   const credentialValues = kind.runtime.credentialEnv.map((name) => process.env[name] ?? '');
-  for (const value of credentialValues) if (value !== '') log.addSecret(value);
-  registerSecrets(credentialValues);
 
   let store: ReturnType<typeof openStore>;
   try {
@@ -107,9 +101,24 @@ export async function runService(
   if (orphans.length > 0)
     log.warn({ pids: orphans }, 'killed agent processes left by an earlier orchestrator');
 
+  const version = packageVersion();
+  let orchestrator: Orchestrator | null = null;
+  const metrics = createMetrics({
+    version,
+    snapshot: () => {
+      if (orchestrator === null) throw new Error('the orchestrator is not started yet');
+      return orchestrator.snapshot();
+    },
+  });
+  const listeners = new Set<(observation: Observation) => void>();
+  const observe = (observation: Observation) => {
+    metrics.observe(observation);
+    for (const listener of listeners) listener(observation);
+  };
+
   let tracker: Awaited<ReturnType<typeof createTracker>>;
   try {
-    tracker = await createTracker(config.tracker);
+    tracker = instrumentTracker(await createTracker(config.tracker), metrics.trackerRequest);
   } catch (error) {
     err(`orchestrator run: ${error instanceof Error ? error.message : String(error)}\n`);
     store.close();
@@ -145,26 +154,81 @@ export async function runService(
       ),
   });
   const rates = (w: Workflow) => w.config.tokenRates[w.config.agent.kind] ?? null;
-  const orchestrator = new Orchestrator({
+  orchestrator = new Orchestrator({
     workflow: { current: () => watcher.current(), reload: () => void watcher.reload() },
     tracker,
     agent: { adapter: kind.runtime.factory(), kind },
     workspaces,
     store,
     proofs: store.proofs,
-    agentEnv: agentEnvironment(process.env, [...secrets], tag),
+    agentEnv: agentEnvironment(process.env, secrets, kind.runtime.credentialEnv, tag),
     credentialValues,
     pricing: (usage, amounts) => spendMicroUsd(amounts, usage, rates(watcher.current())),
     log,
     clock: SYSTEM_CLOCK,
+    observe,
   });
+  const service = orchestrator;
 
   log.info(
     { workflow: workflowPath, db: config.dbPath, agent: config.agent.kind, tracker: config.tracker.kind },
     'orchestrator starting',
   );
+  let server: RunningServer | null = null;
+  const port = options.port ?? config.server.port;
+  if (port !== 0) {
+    let adapters: readonly AdapterHealth[] = [];
+    void adapterReports(process.env).then((reports) => {
+      adapters = reports.map((r) => ({
+        kind: r.kind,
+        runnable: r.runnable,
+        version: r.version,
+        health: r.health,
+        detail: r.detail,
+      }));
+    });
+    const started = await startServer(
+      {
+        version,
+        startedAtMs: Date.now(),
+        nowMs: () => Date.now(),
+        workflowPath,
+        snapshot: () => service.snapshot(),
+        store,
+        config: () => watcher.current().config,
+        priceTokens: (usage) => spendMicroUsd([], usage, rates(watcher.current())),
+        adapters: () => adapters,
+        refresh: () => service.requestRefresh(),
+        metrics: async () => {
+          const exposition = await metrics.exposition();
+          return { ...exposition, body: maskLine(exposition.body, secretSet) };
+        },
+        subscribe: (listener) => {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+        mask: (text) => maskLine(text, secretSet),
+      },
+      {
+        host: options.host ?? config.server.host,
+        port,
+        portExplicit: options.port !== undefined || config.server.portExplicit,
+        log,
+        dashboard: dashboardPage,
+      },
+    );
+    if (!started.ok) {
+      err(`orchestrator run: ${started.message}\n`);
+      await watcher.close();
+      store.close();
+      return 1;
+    }
+    server = started.server;
+  }
+
   const shutdown = async () => {
-    await orchestrator.stop();
+    await service.stop();
+    await server?.close();
     await watcher.close();
     store.close();
     log.info({}, 'orchestrator stopped');
@@ -172,16 +236,16 @@ export async function runService(
   };
 
   if (options.once) {
-    orchestrator.start({ autoTick: false });
-    await orchestrator.tick();
-    await orchestrator.idle();
+    service.start({ autoTick: false });
+    await service.tick();
+    await service.idle();
     await shutdown();
     return 0;
   }
   if (options.untilIdle === true) {
-    orchestrator.start();
-    await orchestrator.tick();
-    while (!orchestrator.settled()) await new Promise((resolve) => setTimeout(resolve, 250));
+    service.start();
+    await service.tick();
+    while (!service.settled()) await new Promise((resolve) => setTimeout(resolve, 250));
     await shutdown();
     return 0;
   }
@@ -200,6 +264,6 @@ export async function runService(
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    orchestrator.start();
+    service.start();
   });
 }

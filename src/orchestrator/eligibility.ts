@@ -12,6 +12,8 @@ export interface EligibilityInput {
   busyIds: ReadonlySet<string>;
   /** Ids whose budget is spent. */
   exhaustedIds: ReadonlySet<string>;
+  /** Ids held after a failure that retrying cannot fix, until the issue changes. */
+  heldIds?: ReadonlySet<string>;
 }
 
 export type Ineligibility =
@@ -20,6 +22,7 @@ export type Ineligibility =
   | { reason: 'terminal'; detail: string }
   | { reason: 'busy'; detail: string }
   | { reason: 'budget_exhausted'; detail: string }
+  | { reason: 'held'; detail: string }
   | { reason: 'blocked'; detail: string };
 
 /** Why `issue` cannot be dispatched now, or null when it can. */
@@ -35,6 +38,12 @@ export function ineligibility(issue: Issue, input: EligibilityInput): Ineligibil
   }
   if (input.busyIds.has(issue.id)) return { reason: 'busy', detail: 'already running or claimed' };
   if (input.exhaustedIds.has(issue.id)) return { reason: 'budget_exhausted', detail: 'budget spent' };
+  if (input.heldIds?.has(issue.id) === true) {
+    return {
+      reason: 'held',
+      detail: 'the last run failed in a way a retry cannot fix; edit the issue to retry',
+    };
+  }
   const open = issue.blockedBy.filter((b) => b.state === '' || !terminal.has(b.state.toLowerCase()));
   if (open.length > 0) {
     return { reason: 'blocked', detail: `blocked by ${open.map((b) => b.identifier || b.id).join(', ')}` };

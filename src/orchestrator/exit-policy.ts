@@ -43,7 +43,7 @@ export type ExitAction =
       type: 'retry';
       attempt: number;
       delayMs: number;
-      reason: 'continuation' | 'error' | 'usage_limit';
+      reason: 'continuation' | 'error' | 'stall' | 'usage_limit';
       error: string | null;
       sessionId: string | null;
     }
@@ -126,7 +126,12 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
         type: 'retry',
         attempt: next,
         delayMs,
-        reason: decision === 'wait_for_reset' ? 'usage_limit' : 'error',
+        reason:
+          decision === 'wait_for_reset'
+            ? 'usage_limit'
+            : exit.kind === 'response_timeout'
+              ? 'stall'
+              : 'error',
         error,
         sessionId: null,
       });

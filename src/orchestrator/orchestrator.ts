@@ -7,13 +7,7 @@
 import type { ProofStore } from '../agent/core/verify-credential.js';
 import type { AgentKind } from '../agent/registry.js';
 import { addCounts, formatDollars, isZero, subtractByModel, subtractCounts } from '../agent/usage/index.js';
-import type {
-  AgentAdapter,
-  AgentEvent,
-  TokenCounts,
-  TurnResult,
-  UsageProvenance,
-} from '../domain/agent.js';
+import type { AgentAdapter, AgentEvent, TokenCounts, TurnResult, UsageProvenance } from '../domain/agent.js';
 import { ZERO_TOKENS } from '../domain/agent.js';
 import { TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
@@ -100,12 +94,23 @@ export interface OrchestratorSnapshot {
   draining: boolean;
   totals: Totals;
   maxConcurrentAgents: number;
+  /** Issues not dispatched again until they change (see `held`). */
+  held: { issueId: string; identifier: string; error: string }[];
 }
 
 export class Orchestrator {
   private readonly running = new Map<string, RunningEntry>();
   private readonly claimed = new Set<string>();
   private readonly retries = new Map<string, { entry: RetryEntry; timer: unknown }>();
+  /**
+   * Issues whose last run failed in a way a retry cannot fix (agent_not_found, …): not
+   * dispatched again until the issue changes (state, title, description or update time),
+   * or it would fail again on every poll. The fingerprint is taken at the next fetch.
+   */
+  private readonly held = new Map<
+    string,
+    { fingerprint: string | null; identifier: string; error: string }
+  >();
   /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
   private readonly inFlight = new Set<Promise<void>>();
   private tickTimer: unknown = null;
@@ -213,6 +218,7 @@ export class Orchestrator {
       ticks: this.ticks,
       draining: this.stopping,
       totals: { ...this.totals, tokens: { ...this.totals.tokens } },
+      held: [...this.held].map(([issueId, h]) => ({ issueId, identifier: h.identifier, error: h.error })),
       maxConcurrentAgents: this.deps.workflow.current().config.agent.maxConcurrentAgents,
     };
   }
@@ -252,11 +258,9 @@ export class Orchestrator {
       this.onChange();
       return;
     }
-    const exhausted = new Set<string>();
-    for (const issue of candidates) {
-      const budget = this.deps.store.issueBudget(issue.id);
-      if (budget?.exhaustedAt) exhausted.add(issue.id);
-    }
+    this.refreshHeld(candidates);
+    // One query per tick, not one per candidate: a large tracker has thousands of candidates.
+    const exhausted = new Set(this.deps.store.exhaustedIssues().map((b) => b.issueId));
     const runningByState: Record<string, number> = {};
     for (const r of this.running.values()) {
       const s = r.issue.state.toLowerCase();
@@ -269,6 +273,7 @@ export class Orchestrator {
         terminalStates: config.tracker.terminalStates,
         busyIds: new Set([...busyBeforeFetch, ...this.claimed, ...this.running.keys()]),
         exhaustedIds: exhausted,
+        heldIds: new Set(this.held.keys()),
       },
       {
         maxConcurrentAgents: config.agent.maxConcurrentAgents,
@@ -294,6 +299,28 @@ export class Orchestrator {
       candidates: candidates.length,
     });
     this.onChange();
+  }
+
+  /** Lets a held issue go once it changed (or left the candidates); fingerprints newly held ones. */
+  private refreshHeld(candidates: readonly Issue[]): void {
+    if (this.held.size === 0) return;
+    const byId = new Map(candidates.map((c) => [c.id, c]));
+    for (const [id, hold] of this.held) {
+      const issue = byId.get(id);
+      if (issue === undefined) {
+        this.held.delete(id);
+        continue;
+      }
+      const fingerprint = issueFingerprint(issue);
+      if (hold.fingerprint === null) hold.fingerprint = fingerprint;
+      else if (hold.fingerprint !== fingerprint) {
+        this.held.delete(id);
+        this.deps.log.info(
+          { issue_id: id, issue_identifier: issue.identifier },
+          'held issue changed; it may be dispatched again',
+        );
+      }
+    }
   }
 
   /** Stops sessions whose issue left the active states; cleans the workspace of terminal ones. */
@@ -435,7 +462,10 @@ export class Orchestrator {
       runsStarted: 1,
       runsFinished: 0,
     });
-    log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt }, 'dispatching');
+    log.info(
+      { issue_id: issue.id, issue_identifier: issue.identifier, attempt, host: HOST_LOCAL },
+      'dispatching',
+    );
     this.observe({ type: 'dispatched', issue, attempt, host: HOST_LOCAL });
     const budgetBefore = store.issueBudget(issue.id);
     entry.done = runWorker(
@@ -517,7 +547,17 @@ export class Orchestrator {
   private onEvent(entry: RunningEntry, event: AgentEvent): void {
     entry.lastEventAtMs = this.deps.clock.nowMs();
     entry.lastEvent = event.type;
+    const fields = {
+      issue_id: entry.issue.id,
+      issue_identifier: entry.issue.identifier,
+      session_id: entry.sessionId,
+      turn: entry.turn + 1,
+      host: entry.host,
+    };
     if (event.type === 'session_started') {
+      if (entry.sessionId !== event.sessionId) {
+        this.deps.log.info({ ...fields, session_id: event.sessionId }, 'agent session started');
+      }
       entry.sessionId = event.sessionId;
       this.deps.store.saveSession(
         entry.issue.id,
@@ -529,6 +569,9 @@ export class Orchestrator {
       this.observeTokens(entry, event.usage, event.usageByModel, event.model);
       entry.usage = event.usage;
       entry.usageByModel = event.usageByModel;
+    }
+    if (event.type === 'notification' || event.type === 'warning' || event.type === 'malformed') {
+      this.deps.log.debug({ ...fields, event: event.type, message: event.message }, 'agent event');
     }
     this.observe({ type: 'agent_event', issue: entry.issue, event });
   }
@@ -626,6 +669,7 @@ export class Orchestrator {
         issue_id: issue.id,
         issue_identifier: issue.identifier,
         session_id: exit.sessionId,
+        host: entry.host,
         exit: plan.kind,
         turns: exit.turns,
         tokens: usage.totalTokens,
@@ -649,6 +693,17 @@ export class Orchestrator {
       this.claimed.delete(issue.id);
       this.onChange();
       return;
+    }
+    if (plan.kind === 'failed' && retryEntry === null) {
+      this.held.set(issue.id, {
+        fingerprint: null,
+        identifier: issue.identifier,
+        error: exit.type === 'failed' ? `${exit.kind ?? 'error'}: ${exit.message}` : plan.kind,
+      });
+      log.warn(
+        { issue_id: issue.id, issue_identifier: issue.identifier },
+        'issue held: its run failed in a way a retry cannot fix; change the issue to dispatch it again',
+      );
     }
     for (const action of plan.actions) await this.apply(issue, action, retryEntry);
     // A freed slot is refilled now, not at the next polling interval (refreshes coalesce).
@@ -716,8 +771,11 @@ export class Orchestrator {
     this.observe({ type: 'released', issueId });
   }
 
-  /** Persists the retry first, then arms its timer; a later retry replaces an earlier one. */
-  private scheduleRetry(entry: RetryEntry): void {
+  /**
+   * Persists the retry first, then arms its timer; a later retry replaces an earlier one.
+   * A wait for a free slot is not a new retry and is not reported as one.
+   */
+  private scheduleRetry(entry: RetryEntry, report = true): void {
     this.deps.store.saveRetry(entry);
     this.claimed.add(entry.issueId);
     this.deps.log.info(
@@ -731,6 +789,7 @@ export class Orchestrator {
       'retry scheduled',
     );
     this.armRetry(entry);
+    if (!report) return;
     this.observe({
       type: 'retry_scheduled',
       issueId: entry.issueId,
@@ -793,11 +852,14 @@ export class Orchestrator {
     const inState = [...this.running.values()].filter((r) => r.issue.state.toLowerCase() === state).length;
     if (runningCount >= config.agent.maxConcurrentAgents || (stateCap !== undefined && inState >= stateCap)) {
       // Waiting for a slot is not a failure: same attempt, same reason, same session.
-      this.scheduleRetry({
-        ...entry,
-        dueAtMs: this.deps.clock.nowMs() + CONTINUATION_DELAY_MS,
-        lastError: 'no available orchestrator slots',
-      });
+      this.scheduleRetry(
+        {
+          ...entry,
+          dueAtMs: this.deps.clock.nowMs() + CONTINUATION_DELAY_MS,
+          lastError: 'no available orchestrator slots',
+        },
+        false,
+      );
       this.onChange();
       return;
     }
@@ -810,6 +872,11 @@ export class Orchestrator {
     // Failure retries are saved without a session, so only continuations resume one.
     this.dispatchSafely(issue, entry.attempt, entry.sessionId);
   }
+}
+
+/** What must change about an issue before a held one is tried again. */
+function issueFingerprint(issue: Issue): string {
+  return JSON.stringify([issue.state, issue.title, issue.description, issue.updatedAt]);
 }
 
 function describe(error: unknown): string {

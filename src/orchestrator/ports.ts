@@ -45,6 +45,7 @@ export type OrchestratorStore = Pick<
   | 'saveSession'
   | 'addIssueSpend'
   | 'issueBudget'
+  | 'exhaustedIssues'
   | 'markExhausted'
   | 'markExhaustionReported'
   | 'addTotals'

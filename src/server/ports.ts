@@ -43,6 +43,8 @@ export interface ServerSources {
   refresh(): 'queued' | 'coalesced' | 'draining';
   /** Prometheus exposition of the service's registry. */
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** Replaces every secret value in text the server is about to send (JSON bodies, events, metrics). */
+  mask(text: string): string;
   /** Every observation of the orchestrator, as it happens; returns the unsubscribe function. */
   subscribe(listener: (observation: Observation) => void): () => void;
 }

@@ -11,6 +11,9 @@ import type { TrackerSettings } from '../domain/tracker.js';
 import { type Env, type Expansion, expandAll, expandHome, expandPath, expandTargeted } from './env-vars.js';
 import type { FrontMatter } from './schema.js';
 
+/** The HTTP port when the workflow names none. */
+export const DEFAULT_SERVER_PORT = 7678;
+
 export interface HooksConfig {
   afterCreate: string | null;
   beforeRun: string | null;
@@ -59,7 +62,8 @@ export interface ServiceConfig {
   /** The agent kind's own pass-through block, {} when absent. */
   agentOptions: Record<string, unknown>;
   dbPath: string;
-  server: { port: number; host: string };
+  /** port 0 disables the server; `portExplicit` says the operator wrote the port (a busy one is then fatal). */
+  server: { port: number; host: string; portExplicit: boolean };
   logging: { level: 'debug' | 'info' | 'warn' | 'error'; format: 'auto' | 'json' | 'pretty' };
   worker: {
     sshHosts: string[];
@@ -210,7 +214,11 @@ export function buildServiceConfig(
     },
     agentOptions: recordAt(fm, agentKind),
     dbPath: pathValue(fm.db_path, ['db_path'], path.join(baseDir, '.orchestrator.db')),
-    server: { port: fm.server.port, host: fm.server.host.trim() },
+    server: {
+      port: fm.server.port ?? DEFAULT_SERVER_PORT,
+      host: fm.server.host.trim(),
+      portExplicit: fm.server.port !== undefined,
+    },
     logging: fm.logging,
     worker: {
       sshHosts: fm.worker.ssh_hosts,

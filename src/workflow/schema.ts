@@ -41,6 +41,14 @@ function int(defaultValue: number, options: IntOptions = {}) {
     .transform((v) => (v === undefined || (options.zeroIsDefault === true && v === 0) ? defaultValue : v));
 }
 
+/** An integer key whose absence matters (undefined when not written). */
+function optionalInt(options: IntOptions = {}) {
+  let base = z.number().int();
+  if (options.min !== undefined) base = base.min(options.min);
+  if (options.max !== undefined) base = base.max(options.max);
+  return z.preprocess(coerceInt, base.optional());
+}
+
 /** A non-negative number (money, rates) with a default. */
 function amount(defaultValue: number) {
   return z.preprocess(coerceNumber, z.number().min(0).optional()).transform((v) => v ?? defaultValue);
@@ -184,7 +192,8 @@ export const frontMatterSchema = z
       reviewer: enumWithDefault(['same'], 'same'),
     }),
     server: section({
-      port: int(7678, { min: 0, max: 65_535 }),
+      // No default here: a port the operator wrote must be free, the default may be busy.
+      port: optionalInt({ min: 0, max: 65_535 }),
       host: stringWithDefault('127.0.0.1'),
     }),
     logging: section({

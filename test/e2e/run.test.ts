@@ -319,7 +319,7 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     const turn = dbTurns(project.dbPath, stalled.id)[0]!;
     expect(ms(turn.ended_at) - ms(turn.started_at)).toBeGreaterThanOrEqual(stall);
     const retry = retries.rows('1')[0];
-    expect(retry).toMatchObject({ attempt: 1, reason: 'error' });
+    expect(retry).toMatchObject({ attempt: 1, reason: 'stall' });
     expect(retry!.last_error).toMatch(/^response_timeout: /);
     const delay = retry!.due_at_ms - ms(stalled.ended_at);
     expect(delay).toBeGreaterThanOrEqual(Math.min(FAILURE_BASE_DELAY_MS, cap));
@@ -418,16 +418,35 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     expect(retries.rows()).toEqual([]);
   });
 
-  it('non-retryable failure: exit 127 is agent_not_found, gets no retry row and releases the claim (a later poll starts afresh at attempt 1)', {
+  it('non-retryable failure: exit 127 is agent_not_found, gets no retry row, releases the claim and is held until the issue changes (not re-dispatched on every poll)', {
     timeout: 120_000,
   }, async () => {
     const project = createProject({
       issues: [makeIssue(1, '!exit 127')],
-      config: { tracker: { comments: { on_failure: true } }, polling: { interval_ms: 1_000 } },
+      config: { tracker: { comments: { on_failure: true } }, polling: { interval_ms: 300 } },
     });
     const retries = new RetryWatcher(project.dbPath).start();
     const service = startService(project);
-    await waitRuns(project, 'E-1', 'a second dispatch of E-1', (r) => r.length >= 2, service);
+    await waitRuns(
+      project,
+      'E-1',
+      'the failed run of E-1',
+      (r) => r.length === 1 && r[0]?.ended_at !== null,
+      service,
+    );
+    await service.waitForLog('the hold', (l) => l.msg.startsWith('issue held'));
+    // Several polls later it has not been dispatched again.
+    await ticksAfter(service, service.logs().length, 5);
+    expect(dbRuns(project.dbPath, 'E-1')).toHaveLength(1);
+    // A person fixes the issue: the change lets it go, as a fresh first attempt.
+    project.editIssue('E-1', { description: '!ok fixed' });
+    await waitRuns(
+      project,
+      'E-1',
+      'a second run of E-1 to succeed',
+      (r) => r[1]?.exit_kind === 'succeeded',
+      service,
+    );
     retries.stop();
     await stopCleanly(service);
 
@@ -440,6 +459,7 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     expect(retries.rows()).toEqual([]);
     // Released, not retried: the next dispatch is a fresh first attempt, not a backoff retry.
     expect(second.attempt).toBe(1);
+    expect(service.logsWith('held issue changed; it may be dispatched again')).toHaveLength(1);
     const comments = (project.issue('E-1').comments ?? []).map((c) => c.body);
     expect(comments[0]).toMatch(
       /^Orchestrator session failed\.\nError: agent_not_found: .*\nRetry: no \(not retryable\)$/s,

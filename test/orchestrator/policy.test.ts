@@ -140,6 +140,11 @@ describe('worker exit policy', () => {
     expect(plan.actions.map((a) => a.type)).toEqual(['comment', 'release']);
   });
 
+  it('a stall (response_timeout) is retried like any error, under its own reason', () => {
+    const plan = planExit(failed('response_timeout'), ctx);
+    expect(plan.actions.at(-1)).toMatchObject({ type: 'retry', attempt: 1, reason: 'stall' });
+  });
+
   it('a retryable failure backs off by attempt and never resumes the failed session', () => {
     const plan = planExit(failed('port_exit'), { ...ctx, attempt: 2 });
     expect(plan.actions.at(-1)).toEqual({

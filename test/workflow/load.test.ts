@@ -50,7 +50,7 @@ describe('loading a workflow', () => {
     });
     expect(config.hooks.timeoutMs).toBe(60_000);
     expect(config.dbPath).toBe(path.join(dir, '.orchestrator.db'));
-    expect(config.server).toEqual({ port: 7678, host: '127.0.0.1' });
+    expect(config.server).toEqual({ port: 7678, host: '127.0.0.1', portExplicit: false });
     expect(config.worker.sshStrictHostKeyChecking).toBe('accept-new');
     expect(config.tracker.options).toEqual({ path: 'issues.json' });
     expect(config.tracker.comments).toEqual({
@@ -159,6 +159,14 @@ server:
       '13:server.host.invalid',
       '15:template.unknown_variable',
     ]);
+  });
+
+  it('a written server.port is explicit, even when it equals the default (a busy one is then fatal)', () => {
+    for (const port of [7678, 0, 9000]) {
+      const result = load(BASE.replace('agent:', `server:\n  port: ${port}\nagent:`));
+      if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+      expect(result.workflow.config.server).toEqual({ port, host: '127.0.0.1', portExplicit: true });
+    }
   });
 
   it('an unknown key is a warning that suggests the key meant', () => {

@@ -13,7 +13,8 @@ registerAgent('mock', {
     mcpDialect: 'none',
     mcpDialectNoneReason: 'the mock runtime calls no tools of ours',
     usageSources: MOCK_USAGE_SOURCES,
-    credentialEnv: [],
+    // Never checked by the runtime; declared so a credential travels the way a real kind's does.
+    credentialEnv: ['MOCK_API_KEY'],
     effortForwarding: 'not_forwarded',
     verificationContext: [],
     usageLimitRecognition: 'not_recognized',

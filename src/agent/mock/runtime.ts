@@ -92,6 +92,11 @@ async function main(): Promise<number> {
       case 'silent':
         await sleep(intArg(d, 0, 0));
         break;
+      case 'printenv': {
+        const name = d.args[0] ?? '';
+        await emit({ type: 'notice', text: `${name}=${process.env[name] ?? '(unset)'}` });
+        break;
+      }
       case 'abort':
         await new Promise<never>(() => setInterval(() => undefined, 60_000));
         break;

@@ -214,6 +214,13 @@ describe('the mock directive table', () => {
     });
   });
 
+  it('printenv reports a variable of the agent environment as a notification', async () => {
+    const { events } = await runMock('!printenv PATH\n!printenv NOT_SET_ANYWHERE\n!ok');
+    const notes = events.flatMap((e) => (e.type === 'notification' ? [e.message] : []));
+    expect(notes).toContain(`PATH=${process.env.PATH ?? ''}`);
+    expect(notes).toContain('NOT_SET_ANYWHERE=(unset)');
+  });
+
   it('a slow start past the first-event timeout is a response_timeout', async () => {
     // The mock kind sets no first-event timeout of its own; the stall timer covers a silent start.
     const { outcome } = await runMock('!slowstart 6000\n!ok', { agent: { stallTimeoutMs: 1500 } });

@@ -1,0 +1,137 @@
+/**
+ * Secrets never leave the service: a tracker token, the agent kind's own credential and
+ * another kind's credential are set; the token even sits in an issue title and the agent
+ * prints its environment and repeats the credential in its final message. Every log line,
+ * every API response, the dashboard page, the event stream and a metrics scrape are then
+ * searched for the three values.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../support/ports.js';
+import {
+  createProject,
+  makeIssue,
+  type ServiceHandle,
+  startService,
+  useServiceCleanup,
+  waitFor,
+} from '../support/service.js';
+
+useServiceCleanup();
+
+const TRACKER_TOKEN = 'trk_9f3a7c1e55d04b2aa8e1';
+const AGENT_CREDENTIAL = 'mock-cred-4e1d2c9b7a60f8e3';
+const OTHER_CREDENTIAL = 'sk-other-kind-0c7d5e2f9a1b3';
+const SECRETS = [TRACKER_TOKEN, AGENT_CREDENTIAL, OTHER_CREDENTIAL];
+
+/** Reads an SSE stream for `ms` milliseconds and returns what arrived. */
+async function readEvents(url: string, ms: number): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  let text = '';
+  try {
+    const response = await fetch(url, { signal: controller.signal });
+    const reader = response.body?.getReader();
+    const decoder = new TextDecoder();
+    while (reader !== undefined) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (error) {
+    if (!controller.signal.aborted) throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return text;
+}
+
+async function collect(base: string, identifier: string): Promise<string[]> {
+  const paths = [
+    '/',
+    '/livez',
+    '/readyz',
+    '/api/v1/state',
+    '/api/v1/runs?limit=50',
+    `/api/v1/issues/${encodeURIComponent(identifier)}`,
+    '/metrics',
+  ];
+  const bodies = await Promise.all(paths.map(async (p) => (await fetch(`${base}${p}`)).text()));
+  bodies.push(await readEvents(`${base}/api/v1/events`, 700));
+  return bodies;
+}
+
+function leaks(texts: readonly string[]): string[] {
+  return texts.flatMap((text, i) => SECRETS.filter((s) => text.includes(s)).map((s) => `#${i}: ${s}`));
+}
+
+describe('secrets stay out of logs, API, dashboard and metrics', () => {
+  it('the tracker token and agent credentials appear nowhere the service writes or serves', {
+    timeout: 120_000,
+  }, async () => {
+    const project = createProject({
+      issues: [
+        makeIssue(
+          1,
+          [
+            '!printenv MOCK_API_KEY',
+            '!printenv OTHER_AGENT_API_KEY',
+            '!usage 40 10',
+            '!silent 1500',
+            `!ok finished; my key is ${AGENT_CREDENTIAL}`,
+          ].join('\n'),
+          { title: `Rotate ${TRACKER_TOKEN} before release` },
+        ),
+      ],
+      config: {
+        tracker: { api_key: '$TRACKER_TOKEN', comments: { on_completion: true } },
+        agent: { max_turns: 1 },
+      },
+    });
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const service: ServiceHandle = startService(project, {
+      args: ['--port', String(port)],
+      logLevel: 'debug',
+      env: {
+        TRACKER_TOKEN,
+        MOCK_API_KEY: AGENT_CREDENTIAL,
+        OTHER_AGENT_API_KEY: OTHER_CREDENTIAL,
+      },
+    });
+    await service.waitForLog('the server to listen', (l) => l.msg === 'http server listening', {
+      timeoutMs: 60_000,
+    });
+    const seen: string[] = [];
+    // While the session runs: its title and events are in the state.
+    await waitFor(
+      'E-1 to be running',
+      async () => {
+        const state = (await (await fetch(`${base}/api/v1/state`)).json()) as { running: unknown[] };
+        return state.running.length > 0 ? true : undefined;
+      },
+      { timeoutMs: 60_000, explain: () => service.tail() },
+    );
+    seen.push(...(await collect(base, 'E-1')));
+    await waitFor('E-1 to reach Review', () => project.issue('E-1').state === 'Review', {
+      timeoutMs: 60_000,
+      explain: () => service.tail(),
+    });
+    seen.push(...(await collect(base, 'E-1')));
+    const stopped = await service.stop(30_000);
+    expect(stopped.code, service.tail()).toBe(0);
+
+    const logText = readFileSync(service.logPath, 'utf8');
+    const comments = (project.issue('E-1').comments ?? []).map((c) => c.body);
+    expect(leaks([logText, service.stderr(), ...comments, ...seen])).toEqual([]);
+
+    // The checks above looked where the values would be: the agent did get its own
+    // credential (masked in the logged notice), never the other kind's, and the title
+    // with the token was served (masked).
+    const notices = service.logsWith('agent event').map((l) => String(l.message));
+    expect(notices).toContain('MOCK_API_KEY=***');
+    expect(notices).toContain('OTHER_AGENT_API_KEY=(unset)');
+    expect(seen.some((t) => t.includes('Rotate *** before release'))).toBe(true);
+    expect(comments.some((c) => c.includes('my key is ***'))).toBe(true);
+  });
+});
