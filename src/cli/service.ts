@@ -187,6 +187,7 @@ export async function runService(
         detail: r.detail,
       }));
     });
+    const bind = { host: options.host ?? config.server.host, port };
     const started = await startServer(
       {
         version,
@@ -195,7 +196,11 @@ export async function runService(
         workflowPath,
         snapshot: () => service.snapshot(),
         store,
-        config: () => watcher.current().config,
+        // The address actually served, not the one in the file, when --port/--host override it.
+        config: () => {
+          const current = watcher.current().config;
+          return { ...current, server: { ...current.server, host: bind.host, port: bind.port } };
+        },
         priceTokens: (usage) => spendMicroUsd([], usage, rates(watcher.current())),
         adapters: () => adapters,
         refresh: () => service.requestRefresh(),
@@ -210,7 +215,7 @@ export async function runService(
         mask: (text) => maskLine(text, secretSet),
       },
       {
-        host: options.host ?? config.server.host,
+        host: bind.host,
         port,
         portExplicit: options.port !== undefined || config.server.portExplicit,
         log,

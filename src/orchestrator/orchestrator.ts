@@ -486,6 +486,10 @@ export class Orchestrator {
           entry.workspace = path;
           store.setRunWorkspace(runId, path);
         },
+        onTurnStart: (turn) => {
+          entry.turn = turn;
+          this.onChange();
+        },
         onTurn: (record) => {
           store.recordTurn(runId, record.turn, record.startedAt, {
             ...record.result,
@@ -551,7 +555,7 @@ export class Orchestrator {
       issue_id: entry.issue.id,
       issue_identifier: entry.issue.identifier,
       session_id: entry.sessionId,
-      turn: entry.turn + 1,
+      turn: Math.max(1, entry.turn),
       host: entry.host,
     };
     if (event.type === 'session_started') {

@@ -54,6 +54,8 @@ export interface WorkerDeps {
   observe: Observer;
   onEvent(event: AgentEvent): void;
   onWorkspace(path: string): void;
+  /** A turn is about to start (the number it will have). */
+  onTurnStart(turn: number): void;
   onTurn(record: TurnRecord): void;
   /** Checked between turns with the session's run-cumulative result so far. */
   budgetAfterTurn(result: TurnResult): BudgetVerdict;
@@ -192,6 +194,7 @@ export async function runWorker(
           return failed('prompt_render_failed', rendered.diagnostics.map((d) => d.message).join('; '));
         }
         const startedAt = new Date(deps.nowMs()).toISOString();
+        deps.onTurnStart(turn);
         deps.log.info({ ...fields, turn, session_id: session.sessionId }, 'turn started');
         const outcome = await deps.adapter.runTurn(session, {
           prompt: rendered.text,

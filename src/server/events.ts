@@ -85,7 +85,8 @@ export class EventStreams {
     this.#push(client, true);
     if (!this.#clients.has(client)) return;
     unsubscribe = subscribe((observation) => {
-      if (observation.type === 'worker_exited') client.runsDirty = true;
+      // A run row appears at dispatch and is completed at exit: both change the history.
+      if (observation.type === 'worker_exited' || observation.type === 'dispatched') client.runsDirty = true;
       this.#schedule(client);
     });
   }

@@ -397,7 +397,10 @@ export function stateView(input: StateInputs): StateView {
       dispatches_since_start: snapshot.totals.dispatches,
       runs_started: totals.runsStarted,
       runs_finished: totals.runsFinished,
-      seconds_running: totals.secondsRunning,
+      // Finished runs from the store plus the sessions running now.
+      seconds_running:
+        totals.secondsRunning +
+        snapshot.running.reduce((sum, e) => sum + wholeSeconds(nowMs - e.startedAtMs), 0),
       tokens: tokensView(totals.tokens),
       cost_usd: totals.costMicroUsd / MICROS_PER_USD,
       active_tokens: tokensView(activeTokens),

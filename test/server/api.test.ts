@@ -192,7 +192,8 @@ describe('GET /api/v1/state', () => {
       dispatches_since_start: 2,
       runs_started: 4,
       runs_finished: 3,
-      seconds_running: 321,
+      // 321 s of finished runs in the store plus the running session's 90 s.
+      seconds_running: 411,
       tokens: {
         input_tokens: 10_000,
         output_tokens: 2_000,

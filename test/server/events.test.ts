@@ -46,9 +46,13 @@ describe('GET /api/v1/events', () => {
       const pushed = await stream.next((e) => e.event === 'state', seen);
       const state = JSON.parse(pushed.data) as { running: { issue_identifier: string }[] };
       expect(state.running.map((r) => r.issue_identifier)).toEqual(['ENG-2', 'ENG-7']);
-      // A dispatch alone does not change the runs the stream shows.
+      // A dispatch opens a run row, so the history is pushed too; a tick alone does not.
+      await stream.next((e) => e.event === 'runs', seen);
+      const afterDispatch = stream.events.length;
+      s.emit({ type: 'tick', result: 'success', durationMs: 3, candidates: 0 });
+      await stream.next((e) => e.event === 'state', afterDispatch);
       await new Promise((resolve) => setTimeout(resolve, 400));
-      expect(stream.events.slice(seen).filter((e) => e.event === 'runs')).toEqual([]);
+      expect(stream.events.slice(afterDispatch).filter((e) => e.event === 'runs')).toEqual([]);
     } finally {
       stream.close();
     }
