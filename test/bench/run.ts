@@ -2,6 +2,7 @@
  * Benchmarks, run by `npm run bench` (never as tests: timings on a shared
  * machine are evidence, not pass/fail). Each prints its figures and its target.
  */
+import { claudeParse } from './claude-parse.js';
 import { orchestratorMemory } from './orchestrator-memory.js';
 import { orchestratorThroughput } from './orchestrator-throughput.js';
 import { parseThroughput } from './parse-throughput.js';
@@ -10,6 +11,7 @@ import { validateStartup } from './validate-startup.js';
 const benches: Record<string, () => Promise<void> | void> = {
   'validate-startup': validateStartup,
   'parse-throughput': parseThroughput,
+  'claude-parse': claudeParse,
   'orchestrator-throughput': orchestratorThroughput,
   'orchestrator-memory': orchestratorMemory,
 };

@@ -1,7 +1,11 @@
 /**
  * The `claude-code:` block. An unattended run must never stop to ask a person,
  * so permission modes that would prompt are refused here, at validate time,
- * instead of hanging (or silently denying every tool) mid-run.
+ * instead of hanging (or silently denying every tool) mid-run. The default
+ * posture is `acceptEdits` with `Bash` allowed: file edits in the workspace and
+ * shell commands run without a prompt, anything else is denied rather than
+ * asked about. It also works as root, where Claude Code refuses
+ * `bypassPermissions` unless the machine declares itself a sandbox.
  */
 import { z } from 'zod';
 import { defineBlock } from '../config-block.js';
@@ -10,34 +14,44 @@ const PERMISSION_MODES = ['bypassPermissions', 'acceptEdits', 'dontAsk', 'auto',
 /** Modes in which the CLI waits for a human decision. */
 const INTERACTIVE_MODES: readonly string[] = ['default', 'plan'];
 
-const toolList = z.array(z.string().min(1)).default([]);
+const toolList = z.array(z.string().min(1));
+/** Tools that run without a prompt when the block names none: the shell (edits are accepted by the mode). */
+export const DEFAULT_ALLOWED_TOOLS: readonly string[] = ['Bash'];
 
 export interface ClaudeCodeConfig {
   permissionMode: (typeof PERMISSION_MODES)[number];
   model: string | null;
   fallbackModel: string | null;
-  /** The CLI's own per-invocation turn cap; null = its default. */
+  /** The CLI's own cap on model round trips per invocation (one orchestrator turn); null = its default. */
   maxTurns: number | null;
   maxBudgetUsd: number | null;
+  /** Forwarded as `--effort` on every turn; null = the CLI's default. */
   effort: string | null;
+  /** Tools that run without a prompt; `DEFAULT_ALLOWED_TOOLS` when the block names none. */
   allowedTools: string[];
   disallowedTools: string[];
   appendSystemPrompt: string | null;
+  /** false passes `--no-session-persistence`, which also makes the session impossible to resume. */
   sessionPersistence: boolean;
+}
+
+/** The block key that stops the runtime resuming a session, or null (read from the raw block). */
+export function resumeBlockedBy(options: Record<string, unknown>): string | null {
+  return options.session_persistence === false ? 'session_persistence' : null;
 }
 
 /** Parser of the `claude-code:` block. */
 export const claudeCodeBlock = defineBlock(
   'claude-code',
   z.object({
-    permission_mode: z.enum(PERMISSION_MODES).default('bypassPermissions'),
+    permission_mode: z.enum(PERMISSION_MODES).default('acceptEdits'),
     model: z.string().min(1).optional(),
     fallback_model: z.string().min(1).optional(),
     max_turns: z.number().int().min(1).optional(),
     max_budget_usd: z.number().positive().optional(),
     effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional(),
-    allowed_tools: toolList,
-    disallowed_tools: toolList,
+    allowed_tools: toolList.optional(),
+    disallowed_tools: toolList.default([]),
     append_system_prompt: z.string().optional(),
     session_persistence: z.boolean().default(true),
   }),
@@ -48,7 +62,8 @@ export const claudeCodeBlock = defineBlock(
     maxTurns: v.max_turns ?? null,
     maxBudgetUsd: v.max_budget_usd ?? null,
     effort: v.effort ?? null,
-    allowedTools: v.allowed_tools,
+    // The default never contradicts a tool the block disallows.
+    allowedTools: v.allowed_tools ?? DEFAULT_ALLOWED_TOOLS.filter((t) => !v.disallowed_tools.includes(t)),
     disallowedTools: v.disallowed_tools,
     appendSystemPrompt: v.append_system_prompt ?? null,
     sessionPersistence: v.session_persistence,
@@ -59,11 +74,11 @@ export const claudeCodeBlock = defineBlock(
       issues.push({
         severity: 'error' as const,
         code: 'claude-code.permission_mode.interactive',
-        message: `claude-code.permission_mode "${v.permission_mode}" stops to ask a person; use bypassPermissions, acceptEdits or dontAsk`,
+        message: `claude-code.permission_mode "${v.permission_mode}" stops to ask a person; use acceptEdits (the default), dontAsk, auto or bypassPermissions`,
         path: ['claude-code', 'permission_mode'],
       });
     }
-    const both = v.allowed_tools.filter((t) => v.disallowed_tools.includes(t));
+    const both = (v.allowed_tools ?? []).filter((t) => v.disallowed_tools.includes(t));
     if (both.length > 0) {
       issues.push({
         severity: 'error' as const,

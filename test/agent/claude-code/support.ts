@@ -1,0 +1,223 @@
+/**
+ * What the claude-code tests share: where the public transcripts and the installed
+ * CLI live (and whether a test may skip without them), session parameters inside a
+ * workspace root, a turn driver, the hermetic environment of a real-CLI run (fresh
+ * HOME, pointed at the fake model server, every switch that keeps traffic on
+ * 127.0.0.1), and the lines of Claude Code's stream for fake runtimes.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
+import { agentKind } from '../../../src/agent/registry.js';
+import type {
+  AgentAdapter,
+  AgentEvent,
+  AgentSession,
+  AgentSettings,
+  StartSessionParams,
+} from '../../../src/domain/agent.js';
+import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+import { REPO_ROOT } from '../../support/cli.js';
+
+export { workspaceRoot } from '../contracts/builtin-stream.js';
+
+/** `../shared/fixtures` beside the repository (CI lays a copy there too). */
+export const SHARED_FIXTURES = path.resolve(REPO_ROOT, '..', 'shared', 'fixtures');
+
+/** null when the shared fixtures are present, else why fixture tests skip. */
+export function sharedFixturesMissing(): string | null {
+  return existsSync(path.join(SHARED_FIXTURES, 'claude-code'))
+    ? null
+    : `the public transcripts are not at ${SHARED_FIXTURES} (../shared is absent)`;
+}
+
+/** Where scripts/install-agent-clis.sh puts the pinned Claude Code. */
+export const CLAUDE_CLI = path.join(
+  REPO_ROOT,
+  '.cache',
+  'agent-clis',
+  'claude',
+  'node_modules',
+  '.bin',
+  'claude',
+);
+
+/**
+ * Whether real-CLI tests run: the CLI is installed → run; absent outside CI → skip
+ * with the printed reason; absent in CI (which runs the install script) → run and fail.
+ */
+export function realCliPlan(): { run: boolean; reason: string | null } {
+  if (existsSync(CLAUDE_CLI)) return { run: true, reason: null };
+  const reason = `Claude Code is not installed at ${CLAUDE_CLI} (run scripts/install-agent-clis.sh)`;
+  return { run: process.env.CI !== undefined && process.env.CI !== '', reason };
+}
+
+export const AGENT: Omit<AgentSettings, 'command'> = {
+  kind: 'claude-code',
+  turnTimeoutMs: 120_000,
+  readTimeoutMs: 10_000,
+  stallTimeoutMs: 0,
+};
+
+export function adapterOf(): AgentAdapter {
+  const adapter = agentKind('claude-code')?.runtime?.factory();
+  if (adapter === undefined) throw new Error('claude-code is not registered with a runtime');
+  return adapter;
+}
+
+export interface ParamsInput {
+  ws: { root: string; workspace(): string };
+  command: string | null;
+  options?: Record<string, unknown>;
+  env?: Record<string, string>;
+  agent?: Partial<AgentSettings>;
+  resumeSessionId?: string | null;
+  workspacePath?: string;
+}
+
+/** Session parameters with a fresh workspace (or the one given). */
+export function startParams(p: ParamsInput): StartSessionParams {
+  return {
+    workspacePath: p.workspacePath ?? p.ws.workspace(),
+    workspaceRoot: p.ws.root,
+    agent: { ...AGENT, command: p.command, ...p.agent },
+    options: p.options ?? {},
+    resumeSessionId: p.resumeSessionId ?? null,
+    env: p.env ?? { PATH: process.env.PATH ?? '' },
+  };
+}
+
+/** Runs one turn, collecting its events; `onEvent` sees each as it arrives. */
+export async function runTurn(
+  adapter: AgentAdapter,
+  session: AgentSession,
+  prompt: string,
+  opts: { signal?: AbortSignal; onEvent?: (e: AgentEvent) => void } = {},
+): Promise<UsageRun> {
+  const events: AgentEvent[] = [];
+  const outcome = await adapter.runTurn(session, {
+    prompt,
+    issue: SAMPLE_ISSUE,
+    onEvent: (e) => {
+      events.push(e);
+      opts.onEvent?.(e);
+    },
+    signal: opts.signal ?? new AbortController().signal,
+  });
+  return { events, outcome };
+}
+
+/** Runs the prompts as consecutive turns of one new session. */
+export async function runSession(
+  params: StartSessionParams,
+  prompts: readonly string[],
+): Promise<UsageRun[]> {
+  const adapter = adapterOf();
+  const session = await adapter.startSession(params);
+  const turns: UsageRun[] = [];
+  try {
+    for (const prompt of prompts) turns.push(await runTurn(adapter, session, prompt));
+  } finally {
+    await adapter.stopSession(session);
+  }
+  return turns;
+}
+
+/**
+ * The environment of one real-CLI run: a fresh HOME, the fake model server as the
+ * API, a dummy key, and the switches that stop telemetry, error reports, update
+ * checks and other non-essential traffic, so nothing leaves 127.0.0.1.
+ */
+export function realCliEnv(baseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'claude-home-'));
+  return {
+    PATH: `${path.dirname(CLAUDE_CLI)}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    TERM: 'dumb',
+    LANG: 'C.UTF-8',
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-fake-key',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    CLAUDE_CODE_MAX_RETRIES: '1',
+    ...extra,
+  };
+}
+
+/** Lines of Claude Code's stream, in its own shapes, for fake runtimes. */
+export const claudeLines = {
+  init: (sessionId = '0c9c1a4e-5d0f-4c6e-9a51-6f1b2f0c7d11', model = 'claude-fake') =>
+    JSON.stringify({ type: 'system', subtype: 'init', session_id: sessionId, model, tools: ['Bash'] }),
+  assistantText: (id: string, text: string, usage = { input: 10, output: 1, cacheRead: 0, cacheWrite: 0 }) =>
+    JSON.stringify({
+      type: 'assistant',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-fake',
+        content: [{ type: 'text', text }],
+        usage: {
+          input_tokens: usage.input,
+          output_tokens: usage.output,
+          cache_read_input_tokens: usage.cacheRead,
+          cache_creation_input_tokens: usage.cacheWrite,
+        },
+      },
+    }),
+  assistantTool: (id: string, toolId: string, command: string) =>
+    JSON.stringify({
+      type: 'assistant',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-fake',
+        content: [{ type: 'tool_use', id: toolId, name: 'Bash', input: { command } }],
+        usage: {
+          input_tokens: 10,
+          output_tokens: 1,
+          cache_read_input_tokens: 0,
+          cache_creation_input_tokens: 0,
+        },
+      },
+    }),
+  toolResult: (toolId: string, isError = false) =>
+    JSON.stringify({
+      type: 'user',
+      message: {
+        role: 'user',
+        content: [{ tool_use_id: toolId, type: 'tool_result', content: 'ok', is_error: isError }],
+      },
+    }),
+  result: (
+    fields: {
+      isError?: boolean;
+      text?: string;
+      subtype?: string;
+      apiErrorStatus?: number | null;
+      usage?: { input: number; output: number; cacheRead: number; cacheWrite: number };
+      costUsd?: number;
+    } = {},
+  ) => {
+    const u = fields.usage ?? { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
+    return JSON.stringify({
+      type: 'result',
+      subtype: fields.subtype ?? 'success',
+      is_error: fields.isError ?? false,
+      api_error_status: fields.apiErrorStatus ?? null,
+      result: fields.text ?? 'done',
+      total_cost_usd: fields.costUsd ?? 0.001,
+      usage: {
+        input_tokens: u.input,
+        output_tokens: u.output,
+        cache_read_input_tokens: u.cacheRead,
+        cache_creation_input_tokens: u.cacheWrite,
+      },
+      modelUsage: {},
+    });
+  },
+};
