@@ -18,7 +18,9 @@ const validateOnly = kinds.filter((k) => k.runtime === undefined);
 
 describe('every registered agent kind', () => {
   it('the walk sees the registry (an empty one would pass vacuously)', () => {
-    expect(runnable.map((k) => k.name)).toEqual(expect.arrayContaining(['echo', 'mock']));
+    expect(runnable.map((k) => k.name)).toEqual(
+      expect.arrayContaining(['claude-code', 'codex', 'echo', 'mock']),
+    );
   });
 
   for (const kind of runnable) {

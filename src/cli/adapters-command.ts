@@ -85,7 +85,8 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
           detail: 'runs without an external command',
         };
       }
-      const [program, ...rest] = splitCommand(runtime.defaultCommand);
+      // The program alone answers --version: `codex app-server --version` is refused.
+      const [program] = splitCommand(runtime.defaultCommand);
       const found = program === undefined ? null : resolveOnPath(program, env.PATH);
       if (found === null) {
         return {
@@ -98,7 +99,7 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
           detail: `${program} is not on PATH`,
         };
       }
-      const probe = await probeVersion(found, rest);
+      const probe = await probeVersion(found, []);
       return {
         ...base,
         runnable: probe.health === 'ok',

@@ -52,20 +52,25 @@ describe('orchestrator adapters', () => {
     },
   );
 
-  it.each(['claude-code', 'codex'])(
-    '%s is validate-only (not_built, not runnable, no usage disposition) rather than claimed runnable',
-    (kind) => {
-      expect(byKind(kind)).toMatchObject({
-        kind,
-        runnable: false,
-        health: 'not_built',
-        usageArrival: null,
-        usageAttribution: null,
-        mcpDialect: null,
-      });
-      expect(byKind(kind)?.detail).toMatch(/validated/);
-    },
-  );
+  it('claude-code is a runnable command kind with incremental/per_model usage, missing when claude is not on PATH', () => {
+    expect(byKind('claude-code')).toMatchObject({
+      kind: 'claude-code',
+      health: 'missing',
+      usageArrival: 'incremental',
+      usageAttribution: 'per_model',
+      mcpDialect: 'none',
+    });
+  });
+
+  it('codex is a runnable command kind whose figure settles at turn end as a session total, missing when codex is not on PATH', () => {
+    expect(byKind('codex')).toMatchObject({
+      kind: 'codex',
+      health: 'missing',
+      usageArrival: 'turn_end',
+      usageAttribution: 'session_total',
+      mcpDialect: 'none',
+    });
+  });
 
   it('the text form exits 0 and starts with its header row', () => {
     expect(text.status).toBe(0);
@@ -80,6 +85,8 @@ describe('orchestrator adapters', () => {
     expect(rows.find((r) => r.startsWith('mock '))).toMatch(
       /^mock\s+builtin\s+-\s+incremental\/per_model\s+none\b/,
     );
-    expect(rows.find((r) => r.startsWith('codex '))).toMatch(/^codex\s+not_built\s+-\s+-\s+-\s+validated/);
+    expect(rows.find((r) => r.startsWith('codex '))).toMatch(
+      /^codex\s+missing\s+-\s+turn_end\/session_total\s+none\s+codex is not on PATH/,
+    );
   });
 });

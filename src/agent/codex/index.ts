@@ -1,5 +1,33 @@
-/** Registration of the `codex` kind. */
+/**
+ * Registration of the `codex` kind: `codex app-server` (one long-lived process per
+ * session, JSON-RPC over stdio), falling back to `codex exec --json` (one process
+ * per turn) when the installed build has no app-server. Usage is the thread's
+ * running total, settled once per turn; there is no cost field. Tool permissions:
+ * `approval_policy` (default `never`) and `sandbox` pass through, and every
+ * approval request the policy raises is declined at once, never left waiting.
+ */
 import { registerAgent } from '../registry.js';
+import { createCodexAdapter } from './adapter.js';
+import { CODEX_DEFAULT_COMMAND } from './command.js';
 import { codexBlock } from './config.js';
+import { CODEX_CREDENTIAL_ENV } from './home.js';
+import { CODEX_USAGE_SOURCES } from './usage.js';
 
-registerAgent('codex', { validateConfig: codexBlock.validate });
+registerAgent('codex', {
+  validateConfig: codexBlock.validate,
+  runtime: {
+    factory: createCodexAdapter,
+    requiresCommand: true,
+    defaultCommand: CODEX_DEFAULT_COMMAND,
+    mcpDialect: 'none',
+    mcpDialectNoneReason: 'no tool server is delivered to Codex yet (nothing is written to its config.toml)',
+    usageSources: CODEX_USAGE_SOURCES,
+    credentialEnv: [...CODEX_CREDENTIAL_ENV],
+    effortForwarding: 'forwarded',
+    // Codex has no per-launch switch that drops its tools or replaces its system prompt; the
+    // reduced session stops it reading AGENTS.md, and the managed CODEX_HOME holds no user
+    // instructions.
+    verificationContext: ['all_tools', 'system_prompt'],
+    usageLimitRecognition: 'recognized',
+  },
+});

@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
 import type { ProcessExit } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES, type LineResult, splitLines } from './lines.js';
 import { HAS_PROC_TABLE, listLiveProcesses, sendSignal, signalExists } from './proc-table.js';
@@ -23,8 +24,11 @@ export interface SpawnAgentProcessParams {
   cwd: string;
   /** The complete environment; nothing of the orchestrator's own environment is inherited. */
   env: Readonly<Record<string, string>>;
-  /** `ignore`: stdin is /dev/null (a read gets EOF at once); `{ text }`: the text is written, then stdin closed. */
-  stdin: 'ignore' | { text: string };
+  /**
+   * `ignore`: stdin is /dev/null (a read gets EOF at once); `{ text }`: the text is written, then
+   * stdin closed; `pipe`: stdin stays open for a protocol spoken over it (`AgentProcess.input`).
+   */
+  stdin: 'ignore' | { text: string } | 'pipe';
   /** Cap on one stdout line in bytes; default 10 MiB. */
   maxLineBytes?: number;
   /** Bounds of the kept stderr. */
@@ -54,6 +58,8 @@ export interface AgentProcess {
   readonly lines: AsyncIterable<LineResult>;
   /** Stderr, read from the start within fixed bounds. */
   readonly stderr: BoundedStderr;
+  /** Stdin when spawned with `stdin: 'pipe'`, else null. Write errors (a closed pipe) are swallowed. */
+  readonly input: Writable | null;
   /** Resolves when the agent process itself exits (descendants may live on). Never rejects. */
   readonly exited: Promise<ProcessExit>;
   /**
@@ -128,6 +134,7 @@ class ChildAgentProcess implements AgentProcess {
   readonly pgid: number;
   readonly lines: AsyncIterable<LineResult>;
   readonly stderr: BoundedStderr;
+  readonly input: Writable | null;
 
   constructor(
     child: ChildProcess,
@@ -139,10 +146,12 @@ class ChildAgentProcess implements AgentProcess {
     liveGroups.add(this.pgid);
     const { stdin, stdout, stderr } = child;
     if (!stdout || !stderr) throw new Error('spawned agent process has no stdout or stderr pipe');
+    this.input = null;
     if (stdin && params.stdin !== 'ignore') {
       // A child that exits without reading its prompt makes the write fail with EPIPE: not our error to raise.
       stdin.on('error', () => {});
-      stdin.end(params.stdin.text);
+      if (params.stdin === 'pipe') this.input = stdin;
+      else stdin.end(params.stdin.text);
     }
     stdout.on('error', () => {});
     this.stderr = new BoundedStderr(params.stderr).attach(stderr);

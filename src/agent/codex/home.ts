@@ -1,0 +1,136 @@
+/**
+ * The CODEX_HOME each Codex session runs with. Codex keeps its configuration,
+ * credentials, session rollouts and state database in one folder, and writes to
+ * it as it runs (token refreshes, rollouts), so pointing it at the operator's own
+ * folder would let unattended runs rewrite the operator's login and mix their
+ * history into it. Instead every agent setup gets a managed folder of its own:
+ * the credential (`auth.json`) and configuration (`config.toml`) are copied in
+ * from the source folder, newer copies only, and nothing is ever copied back.
+ * The folder lasts across sessions of the same setup, so a thread can be resumed.
+ * A setup with no credential anywhere fails before any process starts.
+ */
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { CodexConfig } from './config.js';
+
+/** Files copied from the source folder into the managed one. */
+export const COPIED_FILES = ['auth.json', 'config.toml'] as const;
+/** Variables Codex reads as its credential for the built-in provider. */
+export const CODEX_CREDENTIAL_ENV = ['CODEX_API_KEY', 'OPENAI_API_KEY'] as const;
+
+export type HomeResult = { ok: true; home: string; source: string } | { ok: false; message: string };
+
+export interface HomeInput {
+  config: CodexConfig;
+  /** The session's environment (HOME, CODEX_HOME, XDG_STATE_HOME, credentials). */
+  env: Record<string, string>;
+  /** `agent.command`, part of what makes a setup. */
+  command: string | null;
+}
+
+function homeDir(env: Record<string, string>): string {
+  return env.HOME !== undefined && env.HOME !== '' ? env.HOME : os.homedir();
+}
+
+/** The folder credentials are copied from: the block's `credentials_home`, else CODEX_HOME, else ~/.codex. */
+export function sourceHome(config: CodexConfig, env: Record<string, string>): string {
+  const given = config.credentialsHome;
+  if (given !== null) {
+    if (given === '~') return homeDir(env);
+    if (given.startsWith('~/')) return path.join(homeDir(env), given.slice(2));
+    return path.resolve(given);
+  }
+  if (env.CODEX_HOME !== undefined && env.CODEX_HOME !== '') return path.resolve(env.CODEX_HOME);
+  return path.join(homeDir(env), '.codex');
+}
+
+/** Where managed folders live: `$XDG_STATE_HOME/orchestrator/codex-homes`, by default under ~/.local/state. */
+export function managedRoot(env: Record<string, string>): string {
+  const state =
+    env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== ''
+      ? env.XDG_STATE_HOME
+      : path.join(homeDir(env), '.local', 'state');
+  return path.join(state, 'orchestrator', 'codex-homes');
+}
+
+/** Environment variable names a model provider in the configuration reads its key from. */
+export function providerKeyNames(configToml: string, overrides: Record<string, unknown>): string[] {
+  const names = [...configToml.matchAll(/^\s*env_key\s*=\s*["']([A-Za-z_][A-Za-z0-9_]*)["']/gm)].map(
+    (m) => m[1] as string,
+  );
+  for (const [key, value] of Object.entries(overrides)) {
+    if (key.endsWith('env_key') && typeof value === 'string') names.push(value);
+  }
+  return names;
+}
+
+/** Why no credential is available, or null when one is. */
+export function missingCredential(
+  source: string,
+  config: CodexConfig,
+  env: Record<string, string>,
+): string | null {
+  if (existsSync(path.join(source, 'auth.json'))) return null;
+  if (CODEX_CREDENTIAL_ENV.some((name) => (env[name] ?? '') !== '')) return null;
+  let toml = '';
+  try {
+    toml = readFileSync(path.join(source, 'config.toml'), 'utf8');
+  } catch {
+    // No configuration file: no provider key either.
+  }
+  const keys = providerKeyNames(toml, config.configOverrides);
+  if (keys.some((name) => (env[name] ?? '') !== '')) return null;
+  const providers = keys.length > 0 ? `, nor the model provider key variable ${keys.join(' / ')}` : '';
+  return (
+    `codex has no credential: there is no auth.json in ${source}, neither ${CODEX_CREDENTIAL_ENV.join(' nor ')} ` +
+    `is set${providers}. Log in with CODEX_HOME=${source} codex login, set a key in the agent environment, ` +
+    'or point codex.credentials_home at a folder holding auth.json'
+  );
+}
+
+/** Copies `from` over `to` when `to` is missing or older; removes `to` when `from` is gone. Atomic per file. */
+function refresh(from: string, to: string): void {
+  if (!existsSync(from)) {
+    rmSync(to, { force: true });
+    return;
+  }
+  if (existsSync(to) && statSync(to).mtimeMs >= statSync(from).mtimeMs) return;
+  const temp = `${to}.${process.pid}.tmp`;
+  copyFileSync(from, temp);
+  chmodSync(temp, 0o600);
+  renameSync(temp, to);
+}
+
+/** Prepares the managed CODEX_HOME of this setup; never writes to the source folder. */
+export function prepareManagedHome(input: HomeInput): HomeResult {
+  const source = sourceHome(input.config, input.env);
+  const missing = missingCredential(source, input.config, input.env);
+  if (missing !== null) return { ok: false, message: missing };
+  const setup = createHash('sha256')
+    .update(JSON.stringify([source, input.command, input.config.configOverrides]))
+    .digest('hex')
+    .slice(0, 16);
+  const home = path.join(managedRoot(input.env), setup);
+  if (path.resolve(home) === path.resolve(source)) return { ok: true, home, source };
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    for (const file of COPIED_FILES) refresh(path.join(source, file), path.join(home, file));
+  } catch (error) {
+    return {
+      ok: false,
+      message: `codex: cannot prepare the managed CODEX_HOME ${home}: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+  return { ok: true, home, source };
+}
