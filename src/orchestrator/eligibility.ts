@@ -27,28 +27,35 @@ export type Ineligibility =
 
 /** Why `issue` cannot be dispatched now, or null when it can. */
 export function ineligibility(issue: Issue, input: EligibilityInput): Ineligibility | null {
-  const missing = (['id', 'identifier', 'title', 'state'] as const).filter((k) => issue[k].trim() === '');
-  if (missing.length > 0) return { reason: 'missing_fields', detail: `missing ${missing.join(', ')}` };
-  const state = issue.state.toLowerCase();
+  return eligibilityCheck(input)(issue);
+}
+
+/** The check of `ineligibility` with its state sets built once, for a whole list of candidates. */
+export function eligibilityCheck(input: EligibilityInput): (issue: Issue) => Ineligibility | null {
   const terminal = new Set(input.terminalStates.map((s) => s.toLowerCase()));
-  if (terminal.has(state)) return { reason: 'terminal', detail: `state "${issue.state}" is terminal` };
-  const active = input.activeStates.map((s) => s.toLowerCase());
-  if (active.length > 0 && !active.includes(state)) {
-    return { reason: 'not_active', detail: `state "${issue.state}" is not active` };
-  }
-  if (input.busyIds.has(issue.id)) return { reason: 'busy', detail: 'already running or claimed' };
-  if (input.exhaustedIds.has(issue.id)) return { reason: 'budget_exhausted', detail: 'budget spent' };
-  if (input.heldIds?.has(issue.id) === true) {
-    return {
-      reason: 'held',
-      detail: 'the last run failed in a way a retry cannot fix; edit the issue to retry',
-    };
-  }
-  const open = issue.blockedBy.filter((b) => b.state === '' || !terminal.has(b.state.toLowerCase()));
-  if (open.length > 0) {
-    return { reason: 'blocked', detail: `blocked by ${open.map((b) => b.identifier || b.id).join(', ')}` };
-  }
-  return null;
+  const active = new Set(input.activeStates.map((s) => s.toLowerCase()));
+  return (issue) => {
+    const missing = (['id', 'identifier', 'title', 'state'] as const).filter((k) => issue[k].trim() === '');
+    if (missing.length > 0) return { reason: 'missing_fields', detail: `missing ${missing.join(', ')}` };
+    const state = issue.state.toLowerCase();
+    if (terminal.has(state)) return { reason: 'terminal', detail: `state "${issue.state}" is terminal` };
+    if (active.size > 0 && !active.has(state)) {
+      return { reason: 'not_active', detail: `state "${issue.state}" is not active` };
+    }
+    if (input.busyIds.has(issue.id)) return { reason: 'busy', detail: 'already running or claimed' };
+    if (input.exhaustedIds.has(issue.id)) return { reason: 'budget_exhausted', detail: 'budget spent' };
+    if (input.heldIds?.has(issue.id) === true) {
+      return {
+        reason: 'held',
+        detail: 'the last run failed in a way a retry cannot fix; edit the issue to retry',
+      };
+    }
+    const open = issue.blockedBy.filter((b) => b.state === '' || !terminal.has(b.state.toLowerCase()));
+    if (open.length > 0) {
+      return { reason: 'blocked', detail: `blocked by ${open.map((b) => b.identifier || b.id).join(', ')}` };
+    }
+    return null;
+  };
 }
 
 /** Dispatch order: priority ascending (none last), then oldest, then identifier. Stable. */

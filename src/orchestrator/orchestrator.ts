@@ -243,16 +243,22 @@ export class Orchestrator {
     const tickStartMs = clock.nowMs();
     this.deps.workflow.reload();
     const { config } = this.deps.workflow.current();
-    await this.reconcile();
-    if (this.stopping) return;
     // Taken before the fetch: a worker that hands off and releases while the fetch reads
     // the old file must still count as busy, or its issue is dispatched a second time.
     const busyBeforeFetch = new Set([...this.claimed, ...this.running.keys()]);
-    let candidates: Issue[];
+    let candidates: Issue[] | null = null;
+    let fetchError: unknown = null;
     try {
       candidates = await this.deps.tracker.fetchCandidateIssues();
     } catch (error) {
-      log.warn({ error: describe(error) }, 'fetching candidates failed; will try again next tick');
+      fetchError = error;
+    }
+    // Reconciled before anything is dispatched; the candidates already carry the state of
+    // every running issue that is still active, so only the others cost a tracker read.
+    await this.reconcile(candidates ?? []);
+    if (this.stopping) return;
+    if (candidates === null) {
+      log.warn({ error: describe(fetchError) }, 'fetching candidates failed; will try again next tick');
       this.ticks += 1;
       this.observe({ type: 'tick', result: 'error', durationMs: clock.nowMs() - tickStartMs, candidates: 0 });
       this.onChange();
@@ -324,13 +330,17 @@ export class Orchestrator {
   }
 
   /** Stops sessions whose issue left the active states; cleans the workspace of terminal ones. */
-  private async reconcile(): Promise<void> {
+  private async reconcile(candidates: readonly Issue[]): Promise<void> {
     if (this.running.size === 0) return;
     const { config } = this.deps.workflow.current();
     const ids = [...this.running.keys()];
-    let states: { id: string; state: string }[];
+    const byId = new Map<string, string>();
+    for (const issue of candidates) if (this.running.has(issue.id)) byId.set(issue.id, issue.state);
+    const unknown = ids.filter((id) => !byId.has(id));
     try {
-      states = await this.deps.tracker.fetchIssueStatesByIds(ids);
+      if (unknown.length > 0) {
+        for (const s of await this.deps.tracker.fetchIssueStatesByIds(unknown)) byId.set(s.id, s.state);
+      }
     } catch (error) {
       this.deps.log.warn(
         { error: describe(error) },
@@ -338,7 +348,6 @@ export class Orchestrator {
       );
       return;
     }
-    const byId = new Map(states.map((s) => [s.id, s.state]));
     const terminal = new Set(config.tracker.terminalStates.map((s) => s.toLowerCase()));
     const active = new Set(config.tracker.activeStates.map((s) => s.toLowerCase()));
     for (const id of ids) {
@@ -668,6 +677,9 @@ export class Orchestrator {
     });
     this.totals.tokens = addCounts(this.totals.tokens, usage);
     this.totals.costMicroUsd += cost ?? 0;
+    // The slot is free now (the claim still guards the issue until its release): refill it
+    // without waiting for the handoff writes below or the polling interval.
+    if (entry.cancelReason !== 'shutdown') this.requestRefresh();
     log.info(
       {
         issue_id: issue.id,
@@ -710,8 +722,6 @@ export class Orchestrator {
       );
     }
     for (const action of plan.actions) await this.apply(issue, action, retryEntry);
-    // A freed slot is refilled now, not at the next polling interval (refreshes coalesce).
-    this.requestRefresh();
     this.onChange();
   }
 

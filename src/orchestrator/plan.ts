@@ -4,7 +4,7 @@
  * same eligibility and slot rules.
  */
 import type { Issue } from '../domain/issue.js';
-import { dispatchOrder, type EligibilityInput, ineligibility } from './eligibility.js';
+import { dispatchOrder, type EligibilityInput, eligibilityCheck } from './eligibility.js';
 
 export interface SlotLimits {
   maxConcurrentAgents: number;
@@ -29,8 +29,9 @@ export function planDispatch(
     limits.maxConcurrentAgents - Object.values(running).reduce((a, b) => a + b, 0),
     0,
   );
+  const ineligible = eligibilityCheck(eligibility);
   return dispatchOrder(candidates).map((issue): PlanRow => {
-    const blocked = ineligibility(issue, eligibility);
+    const blocked = ineligible(issue);
     if (blocked !== null) return { issue, dispatch: false, reason: blocked.reason, detail: blocked.detail };
     if (globalFree === 0) {
       return {

@@ -33,7 +33,7 @@ import { DescendantTracker, reapDescendants } from './process/reap.js';
 import { type AgentProcess, spawnAgentProcess } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
-import { sanitize } from './sanitize.js';
+import { maskSecrets, sanitize } from './sanitize.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event as an adapter emits it; the skeleton stamps the time and pid. */
@@ -200,7 +200,8 @@ export class ForkPerTurnSession {
         usage: usage.usage,
         usageByModel: usage.byModel,
         usageMeasured: usage.measured,
-        finalMessage: hooks.finalMessage?.() ?? '',
+        // The final message becomes a tracker comment: a secret the agent echoed must not.
+        finalMessage: maskSecrets(hooks.finalMessage?.() ?? ''),
       };
     };
     const stopped = (kind: Interrupt['kind'], message: string): TurnOutcome => {
@@ -313,7 +314,7 @@ export class ForkPerTurnSession {
         }
         if (next.done === true) break;
         const item = next.value;
-        descendants.sample();
+        descendants.sampleRecent();
         timers.touch();
         if (ended) continue;
         if (item.type === 'overlong') {

@@ -3,6 +3,10 @@
  * agent's credential with one small request through the same adapter and
  * settings, so a revoked key fails fast as `credential_unverified` instead of
  * burning a full attempt. A proof for the same setup is reused for 15 minutes.
+ * A proof is only stored once its turn ends, so workers starting together would
+ * each find none and each verify: callers with the same key and store while a
+ * verification runs wait for that one instead. Only a proof outlives it; a failure
+ * is shared by those who waited for it, and the next caller verifies again.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -77,12 +81,45 @@ export interface VerifyParams {
   timeoutMs: number;
 }
 
-/** Verifies the credential, or reuses a fresh proof. Never throws for a runtime failure. */
+/** Verifications running now, per store and proof key. */
+const inFlight = new WeakMap<ProofStore, Map<string, Promise<VerificationResult>>>();
+
+/**
+ * Verifies the credential, or reuses a fresh proof, or waits for a verification of
+ * the same key already running on the same store (then `attempts` is 0 and a
+ * success counts as `cached`). Never throws for a runtime failure.
+ */
 export async function verifyCredential(p: VerifyParams): Promise<VerificationResult> {
   const now = p.nowMs ?? Date.now;
   const last = p.store.get(p.key);
   if (last !== null && now() - last < PROOF_TTL_MS) return { ok: true, cached: true, attempts: 0 };
 
+  const running = runningOn(p.store);
+  const pending = running.get(p.key);
+  if (pending !== undefined) {
+    const shared = await pending;
+    return shared.ok
+      ? { ok: true, cached: true, attempts: 0 }
+      : { ok: false, error: shared.error, attempts: 0 };
+  }
+  // Removed before anyone waiting resumes, so a caller arriving after a failure verifies again.
+  const own = verifyNow(p, now).finally(() => {
+    running.delete(p.key);
+  });
+  running.set(p.key, own);
+  return own;
+}
+
+function runningOn(store: ProofStore): Map<string, Promise<VerificationResult>> {
+  let running = inFlight.get(store);
+  if (running === undefined) {
+    running = new Map();
+    inFlight.set(store, running);
+  }
+  return running;
+}
+
+async function verifyNow(p: VerifyParams, now: () => number): Promise<VerificationResult> {
   let attempts = 0;
   for (const fullContext of [false, true]) {
     attempts += 1;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TrackerError } from '../../../src/domain/errors.js';
-import { lineAt, scanJson } from '../../../src/tracker/file/json-scan.js';
+import { lineAt, lineIndex, scanJson } from '../../../src/tracker/file/json-scan.js';
 import { parseIssuesText } from '../../../src/tracker/file/parse.js';
 
 const FORMATS = ['json', 'yaml', 'auto'] as const;
@@ -98,6 +98,19 @@ describe('issues file parser properties', () => {
         expect(scanJson(text).ok).toBe(jsonParses(text));
       }),
       { numRuns: 3_000 },
+    );
+  });
+
+  it('the line index gives the same line as counting from the top, for any offset', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', '\n', '\r', ' ', '{', '\u2028') });
+    fc.assert(
+      fc.property(text, fc.array(fc.integer({ min: -2, max: 80 }), { maxLength: 20 }), (body, offsets) => {
+        const lineOf = lineIndex(body);
+        for (const offset of [...offsets, 0, body.length, body.length + 1]) {
+          expect(lineOf(offset)).toBe(lineAt(body, offset));
+        }
+      }),
+      { numRuns: 1_000 },
     );
   });
 });

@@ -247,3 +247,45 @@ describe('issue validation', () => {
     expect(error.line).toBe(5);
   });
 });
+
+describe('large issues files', () => {
+  /** The 1-based lines on which a pretty-printed list's items open (`{` alone at `indent`). */
+  function openingLines(text: string, indent: string): number[] {
+    return text.split('\n').flatMap((line, i) => (line === `${indent}{` ? [i + 1] : []));
+  }
+
+  it('a 5,000-issue file gets every line right without counting from the top for each issue', () => {
+    const issues = Array.from({ length: 5_000 }, (_, i) =>
+      rawIssue(i + 1, i % 7 === 0 ? { description: 'two\nlines', labels: ['a', 'b'] } : {}),
+    );
+    for (const [text, indent] of [
+      [json(issues), '  '],
+      [json({ issues }), '    '],
+      [JSON.stringify(issues, null, 2).replaceAll('\n', '\r\n'), '  '],
+    ] as const) {
+      const startedMs = performance.now();
+      const parsed = ok(parseIssuesText(text, 'f.json', 'json'));
+      const elapsedMs = performance.now() - startedMs;
+      expect(parsed.issues).toHaveLength(5_000);
+      expect(parsed.lines).toEqual(openingLines(text.replaceAll('\r\n', '\n'), indent));
+      // Counting newlines from the top for every issue took over 5 s here; one pass takes tens of ms.
+      expect(elapsedMs).toBeLessThan(1_500);
+    }
+  });
+
+  it('a late bad issue in a large file is reported at its own line', () => {
+    const issues = Array.from({ length: 3_000 }, (_, i) => rawIssue(i + 1));
+    issues[2_999] = rawIssue(1);
+    const error = failure(parseIssuesText(json(issues), 'f.json', 'json'));
+    expect(error.code).toBe('file.issue.duplicate');
+    expect(error.line).toBe(2 + 2_999 * 6);
+    expect(error.message).toContain('first used at line 2)');
+  });
+
+  it('an escaped "issues" key still names the list of a wrapped file', () => {
+    const text = `{\n  "issu\\u0065s": [\n    ${JSON.stringify(rawIssue(1))}\n  ]\n}\n`;
+    const parsed = ok(parseIssuesText(text, 'f.json', 'json'));
+    expect(parsed.shape).toBe('wrapped');
+    expect(parsed.lines).toEqual([3]);
+  });
+});

@@ -7,8 +7,16 @@
  * and the reaper kills those too, after checking each recorded pid still names the
  * same process (same start time), so a reused pid is never hit. Linux only: without
  * `/proc` only the group kill happens.
+ *
+ * A walk of `/proc` reads one file per process on the machine, synchronously. With
+ * dozens of sessions sampling on every output line and on a timer each, those walks
+ * saturated the event loop (one walk costs tens of milliseconds on a busy machine);
+ * so trackers share walks: one timer per interval serves every tracker, and a
+ * sample on output reuses any walk up to one interval old, so output adds at most
+ * one walk per interval however many sessions print. Reaping and the sample before
+ * a signal still walk afresh.
  */
-import { listLiveProcesses, type ProcStat, sendSignal } from './proc-table.js';
+import { listLiveProcesses, type ProcStat, readProcStat, sendSignal, signalExists } from './proc-table.js';
 
 /** A process recorded as a descendant of the agent: the pid plus its start time. */
 export interface DescendantRecord {
@@ -29,10 +37,32 @@ export interface ReapParams {
 const MAX_REAP_ROUNDS = 5;
 const REAP_ROUND_PAUSE_MS = 15;
 
+/** How often a tracker samples unless told otherwise. */
+const DEFAULT_SAMPLE_INTERVAL_MS = 250;
+
+/** The last walk of `/proc`, whoever made it; `takenAtMs` is when the walk began (monotonic clock). */
+let lastWalk: { table: readonly ProcStat[]; takenAtMs: number } | null = null;
+
+/** A fresh walk of `/proc`, kept for `recentTable`. */
+function walkTable(): readonly ProcStat[] {
+  const takenAtMs = performance.now();
+  const table = listLiveProcesses();
+  lastWalk = { table, takenAtMs };
+  return table;
+}
+
+/** The last walk when it began at most `maxAgeMs` ago, else a fresh one. */
+function recentTable(maxAgeMs: number): readonly ProcStat[] {
+  if (lastWalk !== null && performance.now() - lastWalk.takenAtMs <= maxAgeMs) return lastWalk.table;
+  return walkTable();
+}
+
 /** Every live descendant of `rootPid` right now (not `rootPid` itself); [] without `/proc`. */
 export function snapshotDescendants(rootPid: number): DescendantRecord[] {
-  const table = listLiveProcesses();
-  return collectDescendants(table, [rootPid]).map((stat) => ({ pid: stat.pid, startTime: stat.startTime }));
+  return collectDescendants(walkTable(), [rootPid]).map((stat) => ({
+    pid: stat.pid,
+    startTime: stat.startTime,
+  }));
 }
 
 /** Merges snapshots, one record per process. */
@@ -44,40 +74,99 @@ export function mergeSnapshots(...snapshots: readonly (readonly DescendantRecord
   return [...byKey.values()];
 }
 
+/** The trackers that sample on one interval, and the one timer that samples them all. */
+class SharedSampler {
+  private static readonly byInterval = new Map<number, SharedSampler>();
+  private readonly trackers = new Set<DescendantTracker>();
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(private readonly intervalMs: number) {
+    this.timer = setInterval(() => this.tick(), intervalMs);
+    this.timer.unref();
+  }
+
+  static join(intervalMs: number, tracker: DescendantTracker): void {
+    let sampler = SharedSampler.byInterval.get(intervalMs);
+    if (sampler === undefined) {
+      sampler = new SharedSampler(intervalMs);
+      SharedSampler.byInterval.set(intervalMs, sampler);
+    }
+    sampler.trackers.add(tracker);
+  }
+
+  static leave(intervalMs: number, tracker: DescendantTracker): void {
+    const sampler = SharedSampler.byInterval.get(intervalMs);
+    if (sampler === undefined || !sampler.trackers.delete(tracker) || sampler.trackers.size > 0) return;
+    clearInterval(sampler.timer);
+    SharedSampler.byInterval.delete(intervalMs);
+  }
+
+  /** One walk for every tracker; a walk made by anyone within half an interval counts. */
+  private tick(): void {
+    const table = recentTable(this.intervalMs / 2);
+    for (const tracker of this.trackers) tracker.absorb(table);
+  }
+}
+
 /**
  * Samples the agent's descendants every `intervalMs` while the agent runs, so a
  * process that escapes the group and outlives its parent is still known at reap
- * time. A process born and escaped between two samples is missed: call `sample()`
- * at moments that matter (on output, before signalling).
+ * time. A process born and escaped between two samples is missed: call
+ * `sampleRecent()` on output and `sample()` before signalling. All trackers on one
+ * interval share one timer and one `/proc` walk per tick; `intervalMs: 0` means no timer.
  */
 export class DescendantTracker {
-  private records: DescendantRecord[] = [];
-  private timer: NodeJS.Timeout | null;
+  private readonly records = new Map<string, DescendantRecord>();
+  /** The table merged last, so merging the same shared table again is skipped. */
+  private lastTable: readonly ProcStat[] | null = null;
+  private readonly intervalMs: number;
+  private sampling: boolean;
 
   constructor(
     private readonly rootPid: number,
     options: { intervalMs?: number } = {},
   ) {
-    const intervalMs = options.intervalMs ?? 250;
-    this.sample();
-    this.timer = intervalMs > 0 ? setInterval(() => this.sample(), intervalMs) : null;
-    this.timer?.unref();
+    this.intervalMs = options.intervalMs ?? DEFAULT_SAMPLE_INTERVAL_MS;
+    this.sampling = this.intervalMs > 0;
+    // No sample here: just after the spawn the agent has started nothing yet, and a walk
+    // then was measured at several times the cost of a later one (the new process is
+    // still being set up). The first tick or output line takes the first sample.
+    if (this.sampling) SharedSampler.join(this.intervalMs, this);
   }
 
-  /** Takes one snapshot now and merges it in. */
+  /** Walks `/proc` now and merges what it finds: for the moment before a signal. */
   sample(): void {
-    this.records = mergeSnapshots(this.records, snapshotDescendants(this.rootPid));
+    this.absorb(walkTable());
+  }
+
+  /**
+   * Merges a table taken at most `maxAgeMs` (default: one interval) ago, walking
+   * `/proc` only when the last walk by anyone is older: cheap enough for every output line.
+   */
+  sampleRecent(maxAgeMs: number = this.intervalMs > 0 ? this.intervalMs : DEFAULT_SAMPLE_INTERVAL_MS): void {
+    this.absorb(recentTable(maxAgeMs));
+  }
+
+  /** Merges the descendants `table` shows; called by the shared sampler too. */
+  absorb(table: readonly ProcStat[]): void {
+    if (table === this.lastTable) return;
+    this.lastTable = table;
+    for (const stat of collectDescendants(table, [this.rootPid])) {
+      const key = `${stat.pid}:${stat.startTime}`;
+      if (!this.records.has(key)) this.records.set(key, { pid: stat.pid, startTime: stat.startTime });
+    }
   }
 
   /** Everything recorded so far. */
   snapshot(): DescendantRecord[] {
-    return [...this.records];
+    return [...this.records.values()];
   }
 
   /** Stops sampling; idempotent. */
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    if (!this.sampling) return;
+    this.sampling = false;
+    SharedSampler.leave(this.intervalMs, this);
   }
 }
 
@@ -89,9 +178,10 @@ export class DescendantTracker {
  * that were sent SIGKILL, ascending; never our own process or its ancestors.
  */
 export async function reapDescendants(params: ReapParams): Promise<number[]> {
+  if (nothingLeft(params)) return [];
   const killed = new Set<number>();
   for (let round = 0; round < MAX_REAP_ROUNDS; round++) {
-    const table = listLiveProcesses();
+    const table = walkTable();
     const protectedPids = ownLineage(table);
     const targets = findTargets(table, params, protectedPids);
     const fresh = targets.filter((pid) => !killed.has(pid));
@@ -103,6 +193,20 @@ export async function reapDescendants(params: ReapParams): Promise<number[]> {
     await new Promise((resolve) => setTimeout(resolve, REAP_ROUND_PAUSE_MS));
   }
   return [...killed].sort((a, b) => a - b);
+}
+
+/**
+ * True when a walk could find nothing to kill: the group is empty (so the agent, which
+ * leads it for life, is gone too) and no recorded process is still the same live
+ * process. Descendants of dead processes were re-parented away, so no walk reaches
+ * them either. This spares the common clean exit a full walk of `/proc`.
+ */
+function nothingLeft(params: ReapParams): boolean {
+  if (params.pgid <= 1 || signalExists(-params.pgid)) return false;
+  return (params.snapshot ?? []).every((record) => {
+    const stat = readProcStat(record.pid);
+    return stat === null || stat.startTime !== record.startTime || stat.state === 'Z' || stat.state === 'X';
+  });
 }
 
 /** Live processes to kill; nothing in `protectedPids` is a target or a root to walk from. */
@@ -141,12 +245,7 @@ function collectDescendants(
   roots: readonly number[],
   blocked: ReadonlySet<number> = new Set(),
 ): ProcStat[] {
-  const children = new Map<number, ProcStat[]>();
-  for (const stat of table) {
-    const siblings = children.get(stat.ppid);
-    if (siblings) siblings.push(stat);
-    else children.set(stat.ppid, [stat]);
-  }
+  const children = childrenOf(table);
   const seen = new Set<number>(roots);
   const found: ProcStat[] = [];
   const queue = [...roots];
@@ -159,6 +258,23 @@ function collectDescendants(
     }
   }
   return found;
+}
+
+/** Built once per table: every tracker sampling a shared table walks the same index. */
+const childIndexes = new WeakMap<readonly ProcStat[], Map<number, ProcStat[]>>();
+
+/** The table's processes by parent pid. */
+function childrenOf(table: readonly ProcStat[]): Map<number, ProcStat[]> {
+  let children = childIndexes.get(table);
+  if (children !== undefined) return children;
+  children = new Map();
+  for (const stat of table) {
+    const siblings = children.get(stat.ppid);
+    if (siblings) siblings.push(stat);
+    else children.set(stat.ppid, [stat]);
+  }
+  childIndexes.set(table, children);
+  return children;
 }
 
 /** Our own pid, our process group and our ancestors: never reaped, whatever a table says. */

@@ -1,0 +1,107 @@
+/**
+ * Descendant trackers share their walks of `/proc`: with dozens of sessions, a walk per
+ * tracker per output line and per timer tick saturated the event loop. Walks are counted
+ * at `readdirSync('/proc')`, the one call every walk makes.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+const walks = vi.hoisted(() => ({ count: 0 }));
+
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs')>();
+  const readdirSync = ((...args: Parameters<typeof actual.readdirSync>) => {
+    if (args[0] === '/proc') walks.count++;
+    return actual.readdirSync(...args);
+  }) as typeof actual.readdirSync;
+  return { ...actual, default: { ...actual, readdirSync }, readdirSync };
+});
+
+const { DescendantTracker, reapDescendants, snapshotDescendants } = await import(
+  '../../../../src/agent/core/process/reap.js'
+);
+
+const trackers: InstanceType<typeof DescendantTracker>[] = [];
+
+afterEach(() => {
+  for (const tracker of trackers.splice(0)) tracker.stop();
+});
+
+/** Walks made while `action` runs. */
+async function walksDuring(action: () => unknown): Promise<number> {
+  const before = walks.count;
+  await action();
+  return walks.count - before;
+}
+
+describe.runIf(process.platform === 'linux')('shared /proc walks', () => {
+  it('thirty-two trackers started together walk /proc once at their first tick, not once each at start', async () => {
+    const made = await walksDuring(() => {
+      for (let i = 0; i < 32; i++) trackers.push(new DescendantTracker(process.pid, { intervalMs: 30 }));
+    });
+    expect(made).toBe(0);
+    const before = walks.count;
+    await vi.waitFor(() => expect(walks.count - before).toBeGreaterThanOrEqual(1), { timeout: 5_000 });
+    expect(walks.count - before).toBeLessThanOrEqual(2);
+  });
+
+  it('a sample on every output line reuses a recent walk instead of walking per line', async () => {
+    for (let i = 0; i < 4; i++) trackers.push(new DescendantTracker(process.pid));
+    const made = await walksDuring(() => {
+      for (let line = 0; line < 500; line++) for (const tracker of trackers) tracker.sampleRecent();
+    });
+    // 2,000 samples: a walk only when the shared table is over one interval (250 ms) old.
+    expect(made).toBeLessThanOrEqual(3);
+  });
+
+  it('one timer samples every tracker on an interval with one walk per tick', async () => {
+    const intervalMs = 40;
+    for (let i = 0; i < 32; i++) trackers.push(new DescendantTracker(process.pid, { intervalMs }));
+    const startedMs = performance.now();
+    const before = walks.count;
+    await vi.waitFor(() => expect(walks.count - before).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+    const elapsedMs = performance.now() - startedMs;
+    // A walk per tracker per tick would be 32 a tick.
+    expect(walks.count - before).toBeLessThanOrEqual(Math.ceil(elapsedMs / intervalMs) + 2);
+  });
+
+  it('a sample before a signal walks afresh even right after a shared walk', async () => {
+    const tracker = new DescendantTracker(process.pid);
+    trackers.push(tracker);
+    tracker.sampleRecent();
+    expect(await walksDuring(() => tracker.sample())).toBe(1);
+  });
+
+  it('a stopped tracker is no longer sampled, and the last one stops the timer', async () => {
+    const tracker = new DescendantTracker(process.pid, { intervalMs: 10 });
+    tracker.stop();
+    tracker.stop();
+    expect(await walksDuring(() => new Promise((resolve) => setTimeout(resolve, 100)))).toBe(0);
+  });
+
+  it('reaping a group that is gone, with nothing recorded, does not walk /proc', async () => {
+    // A pid far above any pid_max in use names no process and no group.
+    const gone = 2 ** 22 + 12_345;
+    const made = await walksDuring(async () => {
+      expect(await reapDescendants({ pgid: gone, rootPid: gone, snapshot: [] })).toEqual([]);
+      expect(
+        await reapDescendants({
+          pgid: gone,
+          rootPid: gone,
+          snapshot: [{ pid: process.pid, startTime: '1' }],
+        }),
+      ).toEqual([]);
+    });
+    expect(made).toBe(0);
+  });
+
+  it('reaping walks /proc when a recorded process is still the same live process', async () => {
+    const gone = 2 ** 22 + 12_346;
+    const [own] = snapshotDescendants(process.ppid).filter((r) => r.pid === process.pid);
+    expect(own).toBeDefined();
+    // Our own process is recorded and alive: the reap must look (and, protected, never kill it).
+    const made = await walksDuring(async () => {
+      expect(await reapDescendants({ pgid: gone, rootPid: gone, snapshot: [own!] })).toEqual([]);
+    });
+    expect(made).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import {
+  MemoryProofStore,
+  PROOF_TTL_MS,
+  type VerificationResult,
+  type VerifyParams,
+  verifyCredential,
+} from '../../../src/agent/core/verify-credential.js';
+import {
+  type AgentAdapter,
+  AgentError,
+  type StartSessionParams,
+  type TurnOutcome,
+  ZERO_TOKENS,
+} from '../../../src/domain/agent.js';
+import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+
+const START: StartSessionParams = {
+  workspacePath: '/tmp/ws',
+  workspaceRoot: '/tmp',
+  agent: { kind: 'fake', command: null, turnTimeoutMs: 60_000, readTimeoutMs: 5_000, stallTimeoutMs: 0 },
+  options: {},
+  resumeSessionId: null,
+  env: {},
+};
+
+function outcome(error?: AgentError): TurnOutcome {
+  return {
+    result: {
+      sessionId: 's',
+      exitReason: error === undefined ? 'turn_completed' : 'turn_failed',
+      usage: { ...ZERO_TOKENS },
+      usageByModel: {},
+      // Reaching the model (a refusal) rules out the second, full-context attempt.
+      usageMeasured: true,
+      spendUnaccounted: false,
+      spendCoverable: false,
+      coversSession: false,
+      usageProvenance: 'local',
+      reportedAmounts: [],
+      finalMessage: error === undefined ? 'ready' : '',
+    },
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+/** An adapter whose verification turns end only when the test releases them, each as `verdicts` says next. */
+function gatedAdapter(verdicts: ('accept' | 'refuse')[]) {
+  const releases: (() => void)[] = [];
+  let turns = 0;
+  const adapter: AgentAdapter = {
+    startSession: async () => ({ sessionId: '', kind: 'fake' }),
+    runTurn: async () => {
+      const verdict = verdicts[turns++] ?? 'accept';
+      await new Promise<void>((resolve) => releases.push(resolve));
+      return verdict === 'accept'
+        ? outcome()
+        : outcome(new AgentError('credential_unverified', 'key revoked'));
+    },
+    stopSession: async () => undefined,
+  };
+  return {
+    adapter,
+    turns: () => turns,
+    /** Waits until a turn is running, then lets every running turn end. */
+    async release(): Promise<void> {
+      while (releases.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      for (const release of releases.splice(0)) release();
+    },
+  };
+}
+
+function params(adapter: AgentAdapter, store: MemoryProofStore, key = 'fake:k'): VerifyParams {
+  return { adapter, start: START, key, store, issue: SAMPLE_ISSUE, timeoutMs: 5_000 };
+}
+
+describe('verifyCredential with concurrent callers', () => {
+  it('two concurrent verifications with the same proof key run one verification turn', async () => {
+    const fake = gatedAdapter(['accept']);
+    const store = new MemoryProofStore();
+    const both = Promise.all([
+      verifyCredential(params(fake.adapter, store)),
+      verifyCredential(params(fake.adapter, store)),
+    ]);
+    await fake.release();
+    const [first, second] = await both;
+    expect(fake.turns()).toBe(1);
+    expect(first).toEqual({ ok: true, cached: false, attempts: 1 });
+    expect(second).toEqual({ ok: true, cached: true, attempts: 0 });
+  });
+
+  it('thirty-two workers starting at once spawn one verification, not thirty-two', async () => {
+    const fake = gatedAdapter([]);
+    const store = new MemoryProofStore();
+    const all = Promise.all(Array.from({ length: 32 }, () => verifyCredential(params(fake.adapter, store))));
+    await fake.release();
+    const results = await all;
+    expect(fake.turns()).toBe(1);
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.filter((r) => r.ok && !r.cached)).toHaveLength(1);
+  });
+
+  it('a failure is shared by those waiting on it, but the next caller verifies again', async () => {
+    const fake = gatedAdapter(['refuse', 'accept']);
+    const store = new MemoryProofStore();
+    const both = Promise.all([
+      verifyCredential(params(fake.adapter, store)),
+      verifyCredential(params(fake.adapter, store)),
+    ]);
+    await fake.release();
+    const [first, second] = await both;
+    expect(fake.turns()).toBe(1);
+    for (const result of [first, second] as VerificationResult[]) {
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.error.kind).toBe('credential_unverified');
+    }
+    expect(store.get('fake:k')).toBeNull();
+
+    const retry = verifyCredential(params(fake.adapter, store));
+    await fake.release();
+    expect(await retry).toEqual({ ok: true, cached: false, attempts: 1 });
+    expect(fake.turns()).toBe(2);
+  });
+
+  it('different keys, or the same key on different stores, verify separately', async () => {
+    const fake = gatedAdapter([]);
+    const store = new MemoryProofStore();
+    const all = Promise.all([
+      verifyCredential(params(fake.adapter, store, 'fake:a')),
+      verifyCredential(params(fake.adapter, store, 'fake:b')),
+      verifyCredential(params(fake.adapter, new MemoryProofStore(), 'fake:a')),
+    ]);
+    await fake.release();
+    while (fake.turns() < 3) await fake.release();
+    await all;
+    expect(fake.turns()).toBe(3);
+  });
+
+  it('an expired proof is verified again, once for concurrent callers', async () => {
+    const fake = gatedAdapter([]);
+    const store = new MemoryProofStore();
+    let nowMs = 1_000_000;
+    store.put('fake:k', nowMs);
+    nowMs += PROOF_TTL_MS;
+    const withClock = () => ({ ...params(fake.adapter, store), nowMs: () => nowMs });
+    const all = Promise.all([verifyCredential(withClock()), verifyCredential(withClock())]);
+    await fake.release();
+    await all;
+    expect(fake.turns()).toBe(1);
+    expect(store.get('fake:k')).toBe(nowMs);
+  });
+});
