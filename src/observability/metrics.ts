@@ -114,54 +114,37 @@ export function createMetrics(options: MetricsOptions): Metrics {
     }
   };
 
-  new Gauge({
-    name: name('sessions_running'),
-    help: 'Agent sessions running now.',
-    registers,
-    collect() {
-      const snapshot = read();
-      if (snapshot !== null) this.set(snapshot.running.length);
-    },
-  });
-  new Gauge({
-    name: name('sessions_retrying'),
-    help: 'Issues waiting in the retry queue now.',
-    registers,
-    collect() {
-      const snapshot = read();
-      if (snapshot !== null) this.set(snapshot.retries.length);
-    },
-  });
-  new Gauge({
-    name: name('sessions_held'),
-    help: 'Issues held after a failure a retry cannot fix, until they change.',
-    registers,
-    collect() {
-      const snapshot = read();
-      if (snapshot !== null) this.set(snapshot.held.length);
-    },
-  });
-  new Gauge({
-    name: name('slots_available'),
-    help: 'Free session slots: agent.max_concurrent_agents minus the sessions running, at least 0.',
-    registers,
-    collect() {
-      const snapshot = read();
-      if (snapshot !== null) this.set(Math.max(0, snapshot.maxConcurrentAgents - snapshot.running.length));
-    },
-  });
-  new Gauge({
-    name: name('active_sessions_elapsed_seconds'),
-    help: 'Sum of the time the running sessions have been running, in seconds.',
-    registers,
-    collect() {
-      const snapshot = read();
-      if (snapshot === null) return;
+  /** A gauge read from the snapshot at scrape time; it keeps its last value when there is none. */
+  const snapshotGauge = (base: string, help: string, value: (snapshot: OrchestratorSnapshot) => number) =>
+    new Gauge({
+      name: name(base),
+      help,
+      registers,
+      collect() {
+        const snapshot = read();
+        if (snapshot !== null) this.set(value(snapshot));
+      },
+    });
+  snapshotGauge('sessions_running', 'Agent sessions running now.', (s) => s.running.length);
+  snapshotGauge('sessions_retrying', 'Issues waiting in the retry queue now.', (s) => s.retries.length);
+  snapshotGauge(
+    'sessions_held',
+    'Issues held after a failure a retry cannot fix, until they change.',
+    (s) => s.held.length,
+  );
+  snapshotGauge(
+    'slots_available',
+    'Free session slots: agent.max_concurrent_agents minus the sessions running, at least 0.',
+    (s) => Math.max(0, s.maxConcurrentAgents - s.running.length),
+  );
+  snapshotGauge(
+    'active_sessions_elapsed_seconds',
+    'Sum of the time the running sessions have been running, in seconds.',
+    (s) => {
       const now = nowMs();
-      const totalMs = snapshot.running.reduce((sum, r) => sum + Math.max(0, now - r.startedAtMs), 0);
-      this.set(totalMs / 1000);
+      return s.running.reduce((sum, r) => sum + Math.max(0, now - r.startedAtMs), 0) / 1000;
     },
-  });
+  );
   const seenHosts = new Set<string>();
   new Gauge({
     name: name('ssh_host_usage'),
