@@ -118,7 +118,10 @@ export async function runService(
 
   let tracker: Awaited<ReturnType<typeof createTracker>>;
   try {
-    tracker = instrumentTracker(await createTracker(config.tracker), metrics.trackerRequest);
+    const context = {
+      warn: (detail: string) => log.warn({ tracker: config.tracker.kind, detail }, 'tracker warning'),
+    };
+    tracker = instrumentTracker(await createTracker(config.tracker, context), metrics.trackerRequest);
   } catch (error) {
     err(`orchestrator run: ${error instanceof Error ? error.message : String(error)}\n`);
     store.close();

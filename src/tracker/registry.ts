@@ -5,6 +5,12 @@
 import type { ConfigIssue } from '../domain/diagnostic.js';
 import type { TrackerAdapter, TrackerSettings } from '../domain/tracker.js';
 
+/** What the service lends a tracker it creates. */
+export interface TrackerContext {
+  /** Operator warnings (a page cap reached, incomplete results), logged by the service. */
+  warn(message: string): void;
+}
+
 export interface TrackerKind {
   /** `tracker.api_key` must resolve to a non-empty value. */
   requiresApiKey: boolean;
@@ -16,7 +22,7 @@ export interface TrackerKind {
    * Builds an adapter, importing heavy clients lazily so `validate` never pays for
    * them. Absent while a kind can be validated but not yet run by this build.
    */
-  create?: (settings: TrackerSettings) => Promise<TrackerAdapter>;
+  create?: (settings: TrackerSettings, context?: TrackerContext) => Promise<TrackerAdapter>;
 }
 
 const kinds = new Map<string, TrackerKind>();

@@ -3,6 +3,7 @@
  * machine are evidence, not pass/fail). Each prints its figures and its target.
  */
 import { claudeParse } from './claude-parse.js';
+import { githubPoll } from './github-poll.js';
 import { orchestratorMemory } from './orchestrator-memory.js';
 import { orchestratorThroughput } from './orchestrator-throughput.js';
 import { parseThroughput } from './parse-throughput.js';
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   'claude-parse': claudeParse,
   'orchestrator-throughput': orchestratorThroughput,
   'orchestrator-memory': orchestratorMemory,
+  'github-poll': githubPoll,
 };
 
 const only = process.argv[2];

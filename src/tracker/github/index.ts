@@ -1,9 +1,29 @@
-/** Registration of the `github` tracker kind (validation now; the adapter arrives with its client). */
+/**
+ * Registers the `github` tracker kind: issues of one repository, states as labels.
+ * Registration only; the client is imported when a tracker is created.
+ */
+import { TrackerError } from '../../domain/errors.js';
 import { registerTracker } from '../registry.js';
-import { checkGithubSettings } from './config.js';
+import { checkGithubSettings, parseGithubConfig } from './config.js';
 
 registerTracker('github', {
   requiresApiKey: true,
   requiresProject: true,
   validateConfig: checkGithubSettings,
+  async create(settings, context) {
+    const { config, issues } = parseGithubConfig(settings);
+    if (config === null) {
+      if (settings.apiKey.trim() === '')
+        throw new TrackerError(
+          'missing_tracker_api_key',
+          'tracker.api_key is empty (set it to $GITHUB_TOKEN)',
+        );
+      if (settings.project === '')
+        throw new TrackerError('missing_tracker_project', 'tracker.project is empty (owner/repo)');
+      const errors = issues.filter((issue) => issue.severity === 'error').map((issue) => issue.message);
+      throw new TrackerError('tracker_payload_error', errors.join('; '));
+    }
+    const { GithubTracker } = await import('./adapter.js');
+    return new GithubTracker(config, settings, context === undefined ? {} : { warn: context.warn });
+  },
 });
