@@ -54,6 +54,9 @@ function toolCall(name: string, input: unknown): ToolCall {
 
 const WORK_SIGNALS = { assistantOutput: true, toolCalls: true } as const;
 
+/** The verdict of most lines, shared: the skeleton only reads it, and this runs for every line. */
+const ACCEPTED: LineVerdict = Object.freeze({ type: 'accepted' });
+
 export interface SessionStart {
   config: ClaudeCodeConfig;
   /** The id the session is created or resumed under. */
@@ -163,7 +166,7 @@ export class ClaudeCodeSession {
           this.announced = true;
           ctx.emit({ type: 'session_started', sessionId: line.sessionId });
         }
-        return { type: 'accepted' };
+        return ACCEPTED;
       case 'api_retry': {
         this.lastRetry = line.retry;
         const r = line.retry;
@@ -175,7 +178,7 @@ export class ClaudeCodeSession {
           type: 'notification',
           message: `API request failed (${what || 'no status'}); retry ${r.attempt ?? '?'} of ${r.maxRetries ?? '?'}${delay}`,
         });
-        return { type: 'accepted' };
+        return ACCEPTED;
       }
       case 'task':
         ctx.spend.markModelReached();
@@ -183,13 +186,13 @@ export class ClaudeCodeSession {
         if (line.subtype === 'task_started' && line.description !== '') {
           ctx.emit({ type: 'notification', message: `sub-agent started: ${line.description}` });
         }
-        return { type: 'accepted' };
+        return ACCEPTED;
       case 'thinking':
         ctx.spend.markModelReached();
-        return { type: 'accepted' };
+        return ACCEPTED;
       case 'assistant':
         this.assistant(line, ctx);
-        return { type: 'accepted' };
+        return ACCEPTED;
       case 'user':
         for (const result of line.toolResults) {
           const ended = this.tools.end(result.toolUseId);
@@ -203,7 +206,7 @@ export class ClaudeCodeSession {
             toolError: result.isError,
           });
         }
-        return { type: 'accepted' };
+        return ACCEPTED;
       case 'rate_limit':
         if (line.status === 'rejected') this.rejectedResetMs = line.resetsAtMs;
         if (line.status !== 'allowed') {
@@ -213,7 +216,7 @@ export class ClaudeCodeSession {
             line.resetsAtMs === null ? '' : `, resets ${new Date(line.resetsAtMs).toISOString()}`;
           ctx.emit({ type: 'notification', message: `${window} window ${line.status}${used}${resets}` });
         }
-        return { type: 'accepted' };
+        return ACCEPTED;
       case 'result':
         // With one process per turn its last result covers the whole process.
         this.result = line;
@@ -221,7 +224,7 @@ export class ClaudeCodeSession {
         return { type: 'accepted', terminal: line };
       case 'system':
       case 'ignored':
-        return { type: 'accepted' };
+        return ACCEPTED;
     }
   }
 

@@ -57,17 +57,29 @@ export function messageReading(
 
 /** The turn's result as a reading: its counts, its per-model split when given, its cost. */
 export function resultReading(result: ResultLine, model: string | null): SpendReading | null {
-  const models = Object.entries(result.modelUsage);
-  if (result.usage === null && models.length === 0 && result.costUsd === null) return null;
+  // Once per turn, but a turn can be a few lines long: no entries arrays or spreads.
+  let count = 0;
+  let only: string | null = null;
+  for (const name in result.modelUsage) {
+    if (!Object.hasOwn(result.modelUsage, name)) continue;
+    if (count === 0) only = name;
+    count += 1;
+  }
+  if (result.usage === null && count === 0 && result.costUsd === null) return null;
   const counts = result.usage ?? { input: null, output: null, cacheRead: null, cacheWrite: null };
   const reading: SpendReading = {
     ...spendCounts(counts),
-    model: models.length === 1 ? (models[0]?.[0] ?? model) : model,
+    model: count === 1 ? (only ?? model) : model,
     identity: null,
     amounts: result.costUsd === null ? [] : [{ unit: UNIT_USD, micros: usdToMicros(result.costUsd) }],
   };
-  if (models.length > 0) {
-    reading.byModel = Object.fromEntries(models.map(([name, c]) => [name, spendCounts(c)]));
+  if (count > 0) {
+    const byModel: Record<string, SpendCounts> = {};
+    for (const name in result.modelUsage) {
+      const c = result.modelUsage[name];
+      if (Object.hasOwn(result.modelUsage, name) && c !== undefined) byModel[name] = spendCounts(c);
+    }
+    reading.byModel = byModel;
   }
   return reading;
 }

@@ -91,15 +91,17 @@ export class AmountBook {
 
   /** Forgets the turn in flight. */
   beginTurn(): void {
-    this.#requests = new Map();
-    this.#turn = new Map();
-    this.#result = new Map();
+    // Replaced only when used: a turn without amounts allocates nothing.
+    if (this.#requests.size > 0) this.#requests = new Map();
+    if (this.#turn.size > 0) this.#turn = new Map();
+    if (this.#result.size > 0) this.#result = new Map();
   }
 
   /** Takes a reading's amounts; `key` names its request. Returns true when a history was estimated. */
   observe(amounts: readonly ReportedAmount[] | undefined, key: string, replay: boolean): boolean {
+    if (amounts === undefined) return false;
     let estimated = false;
-    for (const a of amounts ?? []) {
+    for (const a of amounts) {
       const micros = cleanMicros(a.micros);
       const shape = this.shapeOf(a.unit);
       if (micros === null || shape === null) continue;

@@ -94,6 +94,8 @@ interface RequestEntry {
   model: string | null;
   /** What an earlier turn already settled for this request id. */
   prior: Raw | null;
+  /** The turn (`#turnSeq`) whose figure `raw` belongs to. */
+  turn: number;
 }
 
 const ANONYMOUS = '\u0000anonymous:';
@@ -165,10 +167,15 @@ export class UsageLedger {
   #byModel: CountsByModel = {};
   /** Session-cumulative counters: run-cumulative counts per model as observed. */
   #counterByModel: CountsByModel = {};
-  /** Request ids settled by earlier turns, at their largest. */
-  readonly #settledRequests = new Map<string, Raw>();
-
-  #requests = new Map<string, RequestEntry>();
+  /**
+   * Every identified request of the run, one entry per id. An entry of an earlier turn holds
+   * what that turn settled: its `prior` merged with its `raw` is the id's settled figure, which
+   * becomes the `prior` when a later turn sees the id again (folded then, not at every settlement).
+   */
+  readonly #known = new Map<string, RequestEntry>();
+  /** This turn's requests in order of first sighting, anonymous ones included. */
+  #turnEntries: RequestEntry[] = [];
+  #turnSeq = 0;
   /** This turn's request figure, kept up to date request by request (a long turn stays linear). */
   #figure: { turn: TokenCounts; byModel: CountsByModel } | null = null;
   #anonymous = 0;
@@ -227,7 +234,8 @@ export class UsageLedger {
   }
 
   #openTurn(): void {
-    this.#requests = new Map();
+    this.#turnEntries = [];
+    this.#turnSeq += 1;
     this.#figure = null;
     this.#touched = false;
     this.#settled = false;
@@ -245,34 +253,37 @@ export class UsageLedger {
    * identity is a request of its own (so a per-turn figure repeated during the turn needs one id).
    */
   observeRequest(reading: SpendReading): RequestObservation {
-    if (this.#decl.shape === 'session_cumulative') {
+    const decl = this.#decl;
+    if (decl.shape === 'session_cumulative') {
       throw new Error('usage ledger: a session_cumulative source reports through observeCumulative');
     }
     this.#ensureOpen();
-    const key = reading.identity ?? `${ANONYMOUS}${this.#anonymous++}`;
-    const entry = this.#requests.get(key);
-    const before = entry === undefined ? null : this.#contribution(entry);
-    if (this.#decl.shape !== undefined) {
-      if (entry === undefined) {
-        const prior = reading.identity === null ? null : (this.#settledRequests.get(key) ?? null);
-        this.#requests.set(key, { raw: rawOf(reading), model: reading.model, prior });
+    const identity = reading.identity;
+    const key = identity ?? `${ANONYMOUS}${this.#anonymous++}`;
+    const known = identity === null ? undefined : this.#known.get(identity);
+    // An entry of an earlier turn is a first sighting for this turn.
+    const entry = known !== undefined && known.turn === this.#turnSeq ? known : undefined;
+    const figure = this.#figure;
+    // Only a figure kept up to date needs this request's old contribution taken out.
+    const before = entry === undefined || figure === null ? null : this.#contribution(entry);
+    let current = entry;
+    if (entry === undefined) {
+      if (decl.shape !== undefined) {
+        current = this.#open(known, identity, rawOf(reading), reading.model, true);
       } else {
-        entry.raw = mergeRaw(entry.raw, reading);
-        entry.model ??= reading.model;
+        const raw = rawOf({ input: null, output: null, cacheRead: null, cacheWrite: null });
+        current = this.#open(known, identity, raw, null, false);
       }
-    } else if (entry === undefined) {
-      this.#requests.set(key, {
-        raw: rawOf({ input: null, output: null, cacheRead: null, cacheWrite: null }),
-        model: null,
-        prior: null,
-      });
+    } else if (decl.shape !== undefined) {
+      entry.raw = mergeRaw(entry.raw, reading);
+      entry.model ??= reading.model;
     }
-    this.#estimatedPending = this.#amounts.observe(reading.amounts, key, false) || this.#estimatedPending;
-    const current = this.#requests.get(key);
-    if (this.#figure !== null && current !== undefined) {
+    if (reading.amounts !== undefined && reading.amounts.length > 0) {
+      this.#estimatedPending = this.#amounts.observe(reading.amounts, key, false) || this.#estimatedPending;
+    }
+    if (figure !== null && current !== undefined) {
       // Replace this request's old contribution with its new one instead of re-adding every request.
       const after = this.#contribution(current);
-      const figure = this.#figure;
       if (before !== null) {
         figure.turn = subtractCounts(figure.turn, before.counts);
         if (before.model !== null) {
@@ -282,10 +293,38 @@ export class UsageLedger {
       figure.turn = addCounts(figure.turn, after.counts);
       if (after.model !== null)
         figure.byModel[after.model] = addCounts(figure.byModel[after.model] ?? ZERO, after.counts);
+      // Views of the live figure: valid until the next observation; callers copy what they keep.
+      return { turn: figure.turn, byModel: figure.byModel, isNew: entry === undefined };
     }
     const { turn, byModel } = this.#requestFigure();
-    // Views of the live figure: valid until the next observation; callers copy what they keep.
     return { turn, byModel, isNew: entry === undefined };
+  }
+
+  /**
+   * This turn's entry for a request first seen in it: `known` is the id's entry from an earlier
+   * turn (its settled figure becomes the prior when `withPrior`), undefined for a new id.
+   */
+  #open(
+    known: RequestEntry | undefined,
+    identity: string | null,
+    raw: Raw,
+    model: string | null,
+    withPrior: boolean,
+  ): RequestEntry {
+    let entry: RequestEntry;
+    if (known === undefined) {
+      entry = { raw, model, prior: null, turn: this.#turnSeq };
+      if (identity !== null) this.#known.set(identity, entry);
+    } else {
+      const settled = known.prior === null ? known.raw : mergeRaw(known.prior, known.raw);
+      entry = known;
+      entry.prior = withPrior ? settled : null;
+      entry.raw = raw;
+      entry.model = model;
+      entry.turn = this.#turnSeq;
+    }
+    this.#turnEntries.push(entry);
+    return entry;
   }
 
   /** What one request adds to the turn, and the model it is credited to (null = none). */
@@ -300,7 +339,7 @@ export class UsageLedger {
     if (this.#figure !== null) return this.#figure;
     let turn: TokenCounts = ZERO;
     let byModel: CountsByModel = {};
-    for (const entry of this.#requests.values()) {
+    for (const entry of this.#turnEntries) {
       const { counts, model } = this.#contribution(entry);
       turn = addCounts(turn, counts);
       if (model !== null) byModel = addByModel(byModel, { [model]: counts });
@@ -371,8 +410,9 @@ export class UsageLedger {
       // figure: once the reply arrived, the turn is the requests it saw, if all are complete.
       if (this.#decl.shape !== 'per_request' || !this.#decl.duringTurn) return false;
       // Output was served but no request reported: the figure cannot cover the turn.
-      if (end.modelReached && this.#requests.size === 0) return false;
-      return [...this.#requests.values()].every((entry) => isComplete(entry.raw, this.#decl));
+      if (end.modelReached && this.#turnEntries.length === 0) return false;
+      for (const entry of this.#turnEntries) if (!isComplete(entry.raw, this.#decl)) return false;
+      return true;
     }
     return this.#decl.shape === undefined || isComplete(result, this.#decl);
   }
@@ -409,7 +449,7 @@ export class UsageLedger {
       }
       run = addCounts(previous, turn);
       byModel = addByModel(this.#byModel, turnByModel);
-      measured = result !== null || this.#requests.size > 0;
+      measured = result !== null || this.#turnEntries.length > 0;
     }
     if (result !== null) {
       this.#estimatedPending = this.#amounts.observeResult(result.amounts) || this.#estimatedPending;
@@ -438,11 +478,7 @@ export class UsageLedger {
       amounts: this.#amounts.settle(),
     };
 
-    for (const [key, entry] of this.#requests) {
-      if (!key.startsWith(ANONYMOUS)) {
-        this.#settledRequests.set(key, entry.prior === null ? entry.raw : mergeRaw(entry.prior, entry.raw));
-      }
-    }
+    // Identified requests need no bookkeeping here: a later turn folds their settled figure on sight.
     this.#run = run;
     this.#byModel = byModel;
     this.#lastObservedRun = run;

@@ -5,8 +5,27 @@
  * every run that takes more than one turn. The snapshot it hands out never decreases.
  */
 import type { TokenCounts } from '../../domain/agent.js';
-import { addByModel, addCounts, type CountsByModel, cloneByModel, maxCounts, ZERO } from './counts.js';
+import { addCounts, type CountsByModel, cloneByModel, maxCounts, ZERO } from './counts.js';
 import type { Settlement } from './ledger.js';
+
+/**
+ * `addByModel(settled, turn)` for the per-reading path: a model the turn has not touched keeps
+ * its settled counts object instead of a fresh copy (the same figure: settled counts are
+ * already clean, and no counts object is ever mutated).
+ */
+function withTurn(settled: CountsByModel, turn: CountsByModel): CountsByModel {
+  const out: CountsByModel = {};
+  for (const name in settled) {
+    if (!Object.hasOwn(settled, name)) continue;
+    const own = settled[name] as TokenCounts;
+    out[name] = Object.hasOwn(turn, name) ? addCounts(own, turn[name] as TokenCounts) : own;
+  }
+  for (const name in turn) {
+    if (Object.hasOwn(turn, name) && !Object.hasOwn(settled, name))
+      out[name] = addCounts(ZERO, turn[name] as TokenCounts);
+  }
+  return out;
+}
 
 export class RunUsage {
   #settled: TokenCounts = ZERO;
@@ -21,7 +40,7 @@ export class RunUsage {
    */
   setTurnProvisional(turn: TokenCounts, byModel: Record<string, TokenCounts> = {}): TokenCounts {
     this.#snapshot = maxCounts(this.#snapshot, addCounts(this.#settled, turn));
-    this.#byModel = Object.freeze(addByModel(this.#settledByModel, byModel));
+    this.#byModel = Object.freeze(withTurn(this.#settledByModel, byModel));
     this.#measured = true;
     return this.#snapshot;
   }

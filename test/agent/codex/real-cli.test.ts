@@ -263,7 +263,9 @@ describe.skipIf(skip !== null)(`codex ${CODEX_VERSION} (real CLI) against the fa
             mode,
             () => false,
             () => undefined,
-            { stallTimeoutMs: 3_000 },
+            // Long enough that a CLI starting slowly on a loaded machine reaches the held stream
+            // first: a stall before the request left would rightly be counted as no spend.
+            { stallTimeoutMs: 10_000 },
           );
           expect(outcome.result.exitReason).toBe('turn_failed');
           expect(outcome.error?.kind).toBe('response_timeout');

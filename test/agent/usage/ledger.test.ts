@@ -80,6 +80,25 @@ describe('UsageLedger per-request readings', () => {
     expect(ledger.observeRequest(req('a', 100, 15)).turn).toEqual(counts(0, 5));
   });
 
+  it('a request id seen again turns later adds only its growth over every earlier turn', () => {
+    const ledger = new UsageLedger(STREAMING);
+    ledger.observeRequest(req('a', 100, 10));
+    ledger.settle(COMPLETED, null);
+    // A turn without `a`: its settled figure must carry over untouched.
+    ledger.beginTurn();
+    ledger.observeRequest(req('b', 50, 5));
+    ledger.settle(COMPLETED, null);
+    ledger.beginTurn();
+    const third = ledger.observeRequest(req('a', 90, 20, { model: 'n' }));
+    expect(third.isNew).toBe(true);
+    expect(third.turn).toEqual(counts(0, 10));
+    expect(third.byModel).toEqual({ n: counts(0, 10) });
+    expect(ledger.settle(COMPLETED, null).run).toEqual(counts(150, 25));
+    // The fourth sighting is measured against the largest of all three earlier ones.
+    ledger.beginTurn();
+    expect(ledger.observeRequest(req('a', 120, 20)).turn).toEqual(counts(20, 0));
+  });
+
   it('a result larger than what streamed is taken, split by the models it names', () => {
     const ledger = new UsageLedger(STREAMING);
     ledger.observeRequest(req('a', 100, 10, { model: 'opus' }));
