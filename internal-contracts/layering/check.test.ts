@@ -117,7 +117,6 @@ describe('product-name rule', () => {
   it('a product name is flagged case-insensitively in identifiers, templates and regexes', () => {
     const text = [
       'const githubToken = 1;',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text under test holds a template literal
       'const s = `${x}Copilot${y}`;',
       'const r = /jira-\\d+/;',
       'const o = { Gemini: 1 };',
