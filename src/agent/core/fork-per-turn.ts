@@ -19,7 +19,7 @@ import {
 } from '../../domain/agent.js';
 import type { AgentErrorKind } from '../../domain/errors.js';
 import type { Issue } from '../../domain/issue.js';
-import { TurnSpend, type UsageSources } from '../usage/index.js';
+import type { TurnSpend, UsageSources } from '../usage/index.js';
 import {
   type FinalizeContext,
   finalizeInterrupted,
@@ -33,7 +33,9 @@ import { DescendantTracker, reapDescendants } from './process/reap.js';
 import { type AgentProcess, spawnAgentProcess } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
-import { maskSecrets, sanitize } from './sanitize.js';
+import { openTurnFrame, timerInterrupt } from './turn-frame.js';
+
+export { cleanEvent } from './turn-frame.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event as an adapter emits it; the skeleton stamps the time and pid. */
@@ -124,7 +126,6 @@ export interface ForkPerTurnOptions {
 const DEFAULT_STOP_GRACE_MS = 5_000;
 const DEFAULT_STDOUT_GRACE_MS = 2_000;
 const DEFAULT_STDERR_DRAIN_MS = 1_000;
-const MESSAGE_MAX_CHARS = 500;
 const WARN_STDERR_LINES = 5;
 
 interface Interrupt {
@@ -175,35 +176,16 @@ export class ForkPerTurnSession {
     const { hooks, options, target } = this;
     this.turn += 1;
     const now = options.now ?? (() => new Date());
-    const spend = new TurnSpend();
-    let open = true;
     let pid = '';
-    const emitComplete = (event: AgentEvent) => {
-      if (open) params.onEvent(cleanEvent(event, target.workspacePath));
-    };
-    const ctx: TurnContext = {
+    const { ctx, fctx, meta, close } = openTurnFrame({
       turn: this.turn,
-      prompt: params.prompt,
-      issue: params.issue,
-      spend,
-      emit: (event) => emitComplete({ ...event, at: now().toISOString(), agentPid: pid } as AgentEvent),
-      get pid() {
-        return pid;
-      },
-    };
-    const fctx: FinalizeContext = { emit: emitComplete, sources: options.sources, spend, now };
-    const meta = (): TurnMeta => {
-      const usage = hooks.getUsage();
-      return {
-        sessionId: hooks.getSessionId(),
-        agentPid: pid,
-        usage: usage.usage,
-        usageByModel: usage.byModel,
-        usageMeasured: usage.measured,
-        // The final message becomes a tracker comment: a secret the agent echoed must not.
-        finalMessage: maskSecrets(hooks.finalMessage?.() ?? ''),
-      };
-    };
+      params,
+      workspacePath: target.workspacePath,
+      sources: options.sources,
+      now,
+      pid: () => pid,
+      hooks,
+    });
     const stopped = (kind: Interrupt['kind'], message: string): TurnOutcome => {
       hooks.settleUsage(ctx, { cancelled: true });
       return finalizeStopped(fctx, kind, message, meta());
@@ -236,7 +218,7 @@ export class ForkPerTurnSession {
       pid = String(proc.pid);
       return await this.watch(proc, ctx, fctx, params.signal, meta);
     } finally {
-      open = false;
+      close();
     }
   }
 
@@ -275,20 +257,7 @@ export class ForkPerTurnSession {
       firstEventTimeoutMs: hooks.firstEventTimeoutMs ?? 0,
       stallTimeoutMs: options.agent.stallTimeoutMs,
       turnTimeoutMs: options.agent.turnTimeoutMs,
-      onFire: (reason) =>
-        requestStop(
-          reason === 'turn'
-            ? { kind: 'turn_timeout', message: `the turn ran longer than ${options.agent.turnTimeoutMs} ms` }
-            : reason === 'stall'
-              ? {
-                  kind: 'response_timeout',
-                  message: `no output for ${options.agent.stallTimeoutMs} ms (stalled)`,
-                }
-              : {
-                  kind: 'response_timeout',
-                  message: `no first event within ${hooks.firstEventTimeoutMs} ms`,
-                },
-        ),
+      onFire: (reason) => requestStop(timerInterrupt(reason, options.agent, hooks.firstEventTimeoutMs)),
     });
     const onAbort = () => requestStop({ kind: 'turn_cancelled', message: 'the turn was cancelled' });
     signal.addEventListener('abort', onAbort, { once: true });
@@ -436,29 +405,3 @@ const sleep = (ms: number) =>
     const t = setTimeout(resolve, ms);
     t.unref?.();
   });
-
-/** The one place event text is cleaned, for every adapter. */
-export function cleanEvent(event: AgentEvent, workspacePath: string): AgentEvent {
-  switch (event.type) {
-    case 'tool_result':
-      return {
-        ...event,
-        toolArgument:
-          event.toolArgument === null
-            ? null
-            : sanitize(event.toolArgument, { workspacePath, unwrapShell: event.toolKind === 'shell' }),
-      };
-    case 'notification':
-    case 'malformed':
-    case 'warning':
-    case 'tool_channel_gap':
-    case 'turn_completed':
-    case 'turn_failed':
-    case 'turn_cancelled':
-    case 'turn_input_required':
-      return { ...event, message: sanitize(event.message, { workspacePath, maxChars: MESSAGE_MAX_CHARS }) };
-    case 'session_started':
-    case 'token_usage':
-      return event;
-  }
-}

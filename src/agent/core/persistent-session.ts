@@ -13,15 +13,9 @@
  * A runtime build that lacks the protocol can hand the session to a
  * fork-per-turn fallback before any turn ran on it.
  */
-import {
-  AgentError,
-  type AgentEvent,
-  type AgentSettings,
-  type RunTurnParams,
-  type TurnOutcome,
-} from '../../domain/agent.js';
+import { AgentError, type AgentSettings, type RunTurnParams, type TurnOutcome } from '../../domain/agent.js';
 import type { AgentErrorKind } from '../../domain/errors.js';
-import { TurnSpend, type UsageSources } from '../usage/index.js';
+import type { UsageSources } from '../usage/index.js';
 import {
   type FinalizeContext,
   finalizeInterrupted,
@@ -29,7 +23,7 @@ import {
   type Terminal,
   type TurnMeta,
 } from './disposition.js';
-import { cleanEvent, type TurnContext, type UsageView } from './fork-per-turn.js';
+import type { TurnContext, UsageView } from './fork-per-turn.js';
 import {
   type Inbound,
   JsonRpcClient,
@@ -44,7 +38,7 @@ import { DescendantTracker, reapDescendants } from './process/reap.js';
 import { type AgentProcess, spawnAgentProcess } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
-import { maskSecrets } from './sanitize.js';
+import { openTurnFrame, timerInterrupt } from './turn-frame.js';
 import type { WorkReport } from './work-observer.js';
 
 /** What hooks may send to the runtime. Requests carry the session's read timeout unless given one. */
@@ -232,35 +226,15 @@ export class PersistentSession {
     const { hooks, options, target } = this;
     this.turn += 1;
     const now = options.now ?? (() => new Date());
-    const spend = new TurnSpend();
-    let open = true;
-    const self = this;
-    const emitComplete = (event: AgentEvent) => {
-      if (open) params.onEvent(cleanEvent(event, target.workspacePath));
-    };
-    const ctx: TurnContext = {
+    const { ctx, fctx, meta, close } = openTurnFrame({
       turn: this.turn,
-      prompt: params.prompt,
-      issue: params.issue,
-      spend,
-      emit: (event) => emitComplete({ ...event, at: now().toISOString(), agentPid: self.pid } as AgentEvent),
-      get pid() {
-        return self.pid;
-      },
-    };
-    const fctx: FinalizeContext = { emit: emitComplete, sources: options.sources, spend, now };
-    const meta = (): TurnMeta => {
-      const usage = hooks.getUsage();
-      return {
-        sessionId: hooks.getSessionId(),
-        agentPid: self.pid,
-        usage: usage.usage,
-        usageByModel: usage.byModel,
-        usageMeasured: usage.measured,
-        // The final message becomes a tracker comment: a secret the agent echoed must not.
-        finalMessage: maskSecrets(hooks.finalMessage?.() ?? ''),
-      };
-    };
+      params,
+      workspacePath: target.workspacePath,
+      sources: options.sources,
+      now,
+      pid: () => this.pid,
+      hooks,
+    });
     const stopped = (i: Interrupt): TurnOutcome => {
       hooks.settleUsage(ctx, { cancelled: true });
       return finalizeInterrupted(fctx, i.kind, i.message, meta());
@@ -276,14 +250,14 @@ export class PersistentSession {
       if (!workspace.ok) return stopped({ kind: workspace.error.kind, message: workspace.error.detail });
       const result = await this.watch(ctx, fctx, params, workspace.realPath, meta);
       if (result === 'fallback') {
-        open = false;
+        close();
         await this.shutdown();
         this.fallbackActive = true;
         return await (options.fallback as PersistentFallback).runTurn(params);
       }
       return result;
     } finally {
-      open = false;
+      close();
     }
   }
 
@@ -334,20 +308,7 @@ export class PersistentSession {
       firstEventTimeoutMs: hooks.firstEventTimeoutMs ?? 0,
       stallTimeoutMs: options.agent.stallTimeoutMs,
       turnTimeoutMs: options.agent.turnTimeoutMs,
-      onFire: (reason) =>
-        turn.requestStop(
-          reason === 'turn'
-            ? { kind: 'turn_timeout', message: `the turn ran longer than ${options.agent.turnTimeoutMs} ms` }
-            : reason === 'stall'
-              ? {
-                  kind: 'response_timeout',
-                  message: `no output for ${options.agent.stallTimeoutMs} ms (stalled)`,
-                }
-              : {
-                  kind: 'response_timeout',
-                  message: `no first event within ${hooks.firstEventTimeoutMs} ms`,
-                },
-        ),
+      onFire: (reason) => turn.requestStop(timerInterrupt(reason, options.agent, hooks.firstEventTimeoutMs)),
     });
     const onAbort = () => turn.requestStop({ kind: 'turn_cancelled', message: 'the turn was cancelled' });
     params.signal.addEventListener('abort', onAbort, { once: true });
