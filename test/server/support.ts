@@ -10,7 +10,6 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect } from 'vitest';
-import type { TokenCounts } from '../../src/domain/agent.js';
 import type { Issue } from '../../src/domain/issue.js';
 import type { Observation } from '../../src/orchestrator/observations.js';
 import type { OrchestratorSnapshot, RunningEntry } from '../../src/orchestrator/orchestrator.js';
@@ -25,7 +24,10 @@ import {
 import { type RunningServer, type StartOptions, startServer } from '../../src/server/http.js';
 import type { AdapterHealth, ServerSources } from '../../src/server/ports.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
+import { turnInput as baseTurnInput, counts } from '../persistence/support.js';
 import { freePort } from '../support/ports.js';
+
+export { counts };
 
 /** Secret values put into the config; none may appear in any response. */
 export const SECRETS = {
@@ -38,16 +40,6 @@ export const SECRETS = {
 export const MASKED = 'masked-value-d41d8cd9';
 
 export const T0 = Date.parse('2025-03-01T12:00:00.000Z');
-
-export function counts(input: number, output: number, cacheRead = 0, cacheWrite = 0): TokenCounts {
-  return {
-    inputTokens: input,
-    outputTokens: output,
-    cacheReadTokens: cacheRead,
-    cacheWriteTokens: cacheWrite,
-    totalTokens: input + output,
-  };
-}
 
 export function issue(id: string, identifier: string, over: Partial<Issue> = {}): Issue {
   return {
@@ -95,24 +87,9 @@ export function runningEntry(over: Partial<RunningEntry> = {}): RunningEntry {
   };
 }
 
+/** A recorded turn of the shared persistence fixture, ended within this harness's day. */
 export function turnInput(over: Partial<TurnInput> = {}): TurnInput {
-  return {
-    sessionId: 'sess-1',
-    exitReason: 'turn_completed',
-    usage: counts(1_000, 200, 300, 50),
-    usageByModel: { 'model-a': counts(1_000, 200, 300, 50) },
-    usageMeasured: true,
-    spendUnaccounted: false,
-    spendCoverable: false,
-    coversSession: false,
-    usageProvenance: 'reported',
-    reportedAmounts: [{ unit: 'USD', micros: 12_345 }],
-    finalMessage: 'done',
-    endedAt: '2025-03-01T11:01:00.000Z',
-    errorKind: null,
-    error: null,
-    ...over,
-  };
+  return baseTurnInput({ endedAt: '2025-03-01T11:01:00.000Z', ...over });
 }
 
 export function finishInput(over: Partial<FinishRunInput> = {}): FinishRunInput {
