@@ -1,11 +1,14 @@
 /**
  * `orchestrator run`: the long-running service (service.ts), or with
  * `--dry-run` a plan of one tick: the tracker's candidates, what would be
- * dispatched and why not the rest. A dry run claims, writes and starts nothing.
+ * dispatched (and on which SSH host) and why not the rest. A dry run claims,
+ * writes, connects to and starts nothing.
  */
 import type { Diagnostic } from '../domain/diagnostic.js';
-import { planDispatch } from '../orchestrator/plan.js';
+import { HostPool } from '../orchestrator/host-pool.js';
+import { type PlanRow, planDispatch } from '../orchestrator/plan.js';
 import { trackerKind } from '../tracker/registry.js';
+import type { ServiceConfig } from '../workflow/config.js';
 import { loadWorkflow } from '../workflow/load.js';
 import { kindCatalog } from './catalog.js';
 import { formatDiagnostics } from './diagnostics-format.js';
@@ -74,6 +77,9 @@ export async function runRun(
     );
     return 1;
   }
+  // A dry run connects to nothing, so every configured host counts as up and idle.
+  const hosts = new HostPool({ nowMs: () => Date.now() });
+  hosts.configure(config.worker.sshHosts, config.worker.maxConcurrentAgentsPerHost);
   const rows = planDispatch(
     candidates,
     {
@@ -86,17 +92,41 @@ export async function runRun(
       maxConcurrentAgents: config.agent.maxConcurrentAgents,
       maxConcurrentAgentsByState: config.agent.maxConcurrentAgentsByState,
     },
+    hosts,
   );
+  out(formatPlan(rows, config));
+  return 0;
+}
+
+/**
+ * The dry-run report: one line per candidate in dispatch order, then a summary.
+ * With SSH hosts a dispatch line ends with the host it would run on, and a
+ * candidate left without one says why (`ssh_hosts_at_capacity`).
+ */
+export function formatPlan(
+  rows: readonly PlanRow[],
+  config: Pick<ServiceConfig, 'agent' | 'worker'>,
+): string {
   const width = Math.max(10, ...rows.map((r) => r.issue.identifier.length));
   const lines = rows.map((row) => {
     const head = `${row.issue.identifier.padEnd(width)}  ${row.dispatch ? 'dispatch' : 'skip    '}`;
-    const tail = row.dispatch ? row.issue.title : `${row.reason}: ${row.detail}`;
+    const tail = row.dispatch
+      ? `${row.issue.title}${row.host !== null ? `  (ssh_host ${row.host})` : ''}`
+      : `${row.reason}: ${row.detail}`;
     return `${head}  [${row.issue.state}] ${tail}`;
   });
   const dispatched = rows.filter((r) => r.dispatch).length;
+  const { sshHosts, maxConcurrentAgentsPerHost } = config.worker;
+  const where =
+    sshHosts.length === 0
+      ? ''
+      : ` on ${sshHosts.length} ssh host${sshHosts.length === 1 ? '' : 's'} (${
+          maxConcurrentAgentsPerHost > 0
+            ? `max_concurrent_agents_per_host ${maxConcurrentAgentsPerHost}`
+            : 'no per-host cap'
+        })`;
   lines.push(
-    `${rows.length} candidates, ${dispatched} would be dispatched to agent "${config.agent.kind}" (max_concurrent_agents ${config.agent.maxConcurrentAgents})`,
+    `${rows.length} candidates, ${dispatched} would be dispatched to agent "${config.agent.kind}" (max_concurrent_agents ${config.agent.maxConcurrentAgents})${where}`,
   );
-  out(`${lines.join('\n')}\n`);
-  return 0;
+  return `${lines.join('\n')}\n`;
 }

@@ -50,3 +50,22 @@ export function agentEnvironment(
   out[OWNER_ENV] = tag;
   return out;
 }
+
+/**
+ * The environment an agent on an SSH host gets: its own kind's credentials that are set,
+ * plus the owner tag. Nothing else of this machine's environment travels (the host's login
+ * provides PATH, HOME and the rest).
+ */
+export function remoteAgentEnvironment(
+  env: NodeJS.ProcessEnv,
+  ownCredentials: readonly string[],
+  tag: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ownCredentials) {
+    const value = env[name];
+    if (value !== undefined && value !== '') out[name] = value;
+  }
+  out[OWNER_ENV] = tag;
+  return out;
+}

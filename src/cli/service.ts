@@ -24,11 +24,12 @@ import type { AdapterHealth } from '../server/ports.js';
 import { trackerKind } from '../tracker/registry.js';
 import { loadWorkflow, type Workflow } from '../workflow/load.js';
 import { watchWorkflow } from '../workflow/watcher.js';
-import { WorkspaceManager } from '../workspace/manager.js';
+import { type HookResult, WorkspaceManager } from '../workspace/manager.js';
 import { adapterReports } from './adapters-command.js';
 import { kindCatalog } from './catalog.js';
 import { formatDiagnostics } from './diagnostics-format.js';
-import { agentEnvironment, secretValues } from './secrets.js';
+import { createRemoteWorkers } from './remote-workers.js';
+import { agentEnvironment, remoteAgentEnvironment, secretValues } from './secrets.js';
 import { packageVersion } from './version.js';
 
 export interface ServiceOptions {
@@ -127,21 +128,38 @@ export async function runService(
     store.close();
     return 1;
   }
+  const onHook = ({
+    hook,
+    issueIdentifier,
+    result,
+  }: {
+    hook: string;
+    issueIdentifier: string;
+    result: HookResult;
+  }) =>
+    (result.ok ? log.debug : log.warn)(
+      {
+        issue_identifier: issueIdentifier,
+        hook,
+        exit_code: result.exitCode,
+        timed_out: result.timedOut,
+        duration_ms: result.durationMs,
+      },
+      `hook ${hook} ${result.ok ? 'finished' : 'failed'}`,
+    );
   const workspaces = new WorkspaceManager({
     root: config.workspaceRoot,
     hooks: config.hooks,
     baseEnv: process.env,
-    onHook: ({ hook, issueIdentifier, result }) =>
-      (result.ok ? log.debug : log.warn)(
-        {
-          issue_identifier: issueIdentifier,
-          hook,
-          exit_code: result.exitCode,
-          timed_out: result.timedOut,
-          duration_ms: result.durationMs,
-        },
-        `hook ${hook} ${result.ok ? 'finished' : 'failed'}`,
-      ),
+    onHook,
+  });
+  // Built even without hosts, so a reload that adds `worker.ssh_hosts` takes effect.
+  const remote = createRemoteWorkers({
+    config,
+    env: process.env,
+    agentEnv: remoteAgentEnvironment(process.env, kind.runtime.credentialEnv, tag),
+    onHook,
+    warn: (message, fields) => log.warn({ ...fields }, message),
   });
   const watcher = watchWorkflow(workflowPath, {
     initial: initial.workflow,
@@ -162,6 +180,7 @@ export async function runService(
     tracker,
     agent: { adapter: kind.runtime.factory(), kind },
     workspaces,
+    remote,
     store,
     proofs: store.proofs,
     agentEnv: agentEnvironment(process.env, secrets, kind.runtime.credentialEnv, tag),
@@ -236,6 +255,7 @@ export async function runService(
 
   const shutdown = async () => {
     await service.stop();
+    await remote.close();
     await server?.close();
     await watcher.close();
     store.close();

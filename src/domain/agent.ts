@@ -3,6 +3,7 @@
  * runtime (a real CLI, the mock, the echo simulator) is seen only through these
  * types, so usage figures and turn outcomes mean the same thing for all of them.
  */
+import type { RemoteHost } from './remote.js';
 import type { AgentErrorKind } from './errors.js';
 import type { Issue } from './issue.js';
 
@@ -150,6 +151,8 @@ export interface StartSessionParams {
   env: Record<string, string>;
   /** Set for the credential-verification session. */
   credentialVerification?: { fullContext: boolean };
+  /** The SSH host the agent runs on (its workspace path is a path there); absent or null for this machine. */
+  remote?: RemoteHost | null;
 }
 
 export interface RunTurnParams {

@@ -38,6 +38,8 @@ export const WORKER_ERROR_KINDS = [
   'workspace_invalid',
   /** The prompt template could not be rendered for this issue. */
   'prompt_render_failed',
+  /** The SSH host chosen for the run could not be reached; the retry goes to another host. */
+  'host_unreachable',
 ] as const;
 export type WorkerErrorKind = (typeof WORKER_ERROR_KINDS)[number];
 
@@ -77,6 +79,7 @@ export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
   workspace_hook_failed: 'retry',
   workspace_invalid: 'release',
   prompt_render_failed: 'release',
+  host_unreachable: 'retry',
 };
 
 /** The retry decision for a kind; an unclassified failure is retried. */

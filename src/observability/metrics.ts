@@ -157,6 +157,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       const byHost = new Map<string, number>();
       for (const r of snapshot.running) byHost.set(r.host, (byHost.get(r.host) ?? 0) + 1);
       for (const host of byHost.keys()) seenHosts.add(host);
+      for (const { host } of snapshot.hosts) seenHosts.add(host);
       // A host seen once stays at 0 rather than vanishing, so graphs show it idle.
       for (const host of seenHosts) this.set({ host }, byHost.get(host) ?? 0);
     },

@@ -16,6 +16,7 @@ import type { Workflow } from '../workflow/load.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
 import { budgetVerdict } from './budget.js';
 import { type ExitAction, planExit, type WorkerExit } from './exit-policy.js';
+import { HostPool, type HostStatus } from './host-pool.js';
 import type { Observer, ReconcileAction } from './observations.js';
 import { planDispatch } from './plan.js';
 import type {
@@ -23,6 +24,7 @@ import type {
   Logger,
   OrchestratorStore,
   Pricing,
+  RemoteWorkers,
   RetryEntry,
   RetryReason,
   Workspaces,
@@ -43,7 +45,10 @@ export interface OrchestratorDeps {
   workflow: { current(): Workflow; reload(): void };
   tracker: TrackerAdapter;
   agent: { adapter: AgentAdapter; kind: AgentKind };
+  /** Workspaces on this machine. */
   workspaces: Workspaces;
+  /** SSH workers; absent: `worker.ssh_hosts` is ignored and everything runs here. */
+  remote?: RemoteWorkers;
   store: OrchestratorStore;
   proofs: ProofStore;
   agentEnv: Record<string, string>;
@@ -96,6 +101,8 @@ export interface OrchestratorSnapshot {
   maxConcurrentAgents: number;
   /** Issues not dispatched again until they change (see `held`). */
   held: { issueId: string; identifier: string; error: string }[];
+  /** SSH hosts: configured ones and removed ones still running sessions; [] when all runs here. */
+  hosts: HostStatus[];
 }
 
 export class Orchestrator {
@@ -122,9 +129,75 @@ export class Orchestrator {
   /** Called after every state change (tick, dispatch, exit, retry): observers re-read the state. */
   onChange: () => void = () => undefined;
   private readonly observe: Observer;
+  /** Per-host slots of the SSH workers; empty when no host is configured. */
+  private readonly hosts: HostPool;
 
   constructor(private readonly deps: OrchestratorDeps) {
     this.observe = deps.observe ?? (() => undefined);
+    this.hosts = new HostPool({ nowMs: () => deps.clock.nowMs() });
+    this.configureHosts();
+  }
+
+  /** Applies the current `worker.*` host settings (every tick: they hot-reload). */
+  private configureHosts(): void {
+    const { worker } = this.deps.workflow.current().config;
+    const hosts = this.deps.remote === undefined ? [] : worker.sshHosts;
+    this.hosts.configure(hosts, worker.maxConcurrentAgentsPerHost);
+  }
+
+  /** True when sessions run on SSH hosts rather than here. */
+  private get remoteMode(): boolean {
+    return this.deps.remote !== undefined && this.deps.workflow.current().config.worker.sshHosts.length > 0;
+  }
+
+  /** The workspaces where `host` ran or runs a session (`local` or an SSH host name). */
+  private workspacesOn(host: string): Workspaces {
+    const remote = this.deps.remote;
+    if (host === HOST_LOCAL || remote === undefined) return this.deps.workspaces;
+    return remote.workspaces(remote.host(host));
+  }
+
+  /** Removes an issue's workspace where it lives: on its host, or, when unknown, here and on every configured host. */
+  private async removeWorkspace(
+    issue: { id: string; identifier: string },
+    host: string | null,
+  ): Promise<boolean> {
+    const places =
+      host !== null
+        ? [host]
+        : [HOST_LOCAL, ...(this.remoteMode ? this.deps.workflow.current().config.worker.sshHosts : [])];
+    let removed = false;
+    for (const place of places) {
+      const result = await this.workspacesOn(place).remove(issue.identifier, issue.id);
+      if (result.removed) removed = true;
+      else if (result.error !== null) {
+        this.deps.log.warn(
+          {
+            issue_id: issue.id,
+            issue_identifier: issue.identifier,
+            host: place,
+            error: result.error.message,
+          },
+          'workspace removal failed',
+        );
+      }
+    }
+    return removed;
+  }
+
+  /** After a failed run on a host: a host that no longer answers is marked down, so the retry goes elsewhere. */
+  private async checkHost(host: string, failure: string | null): Promise<void> {
+    const remote = this.deps.remote;
+    if (remote === undefined || host === HOST_LOCAL) return;
+    let reason = failure;
+    if (reason === null) {
+      const probe = await remote.host(host).probe();
+      if (probe.ok) return;
+      reason = probe.message;
+    }
+    this.hosts.markDown(host, reason);
+    this.deps.log.warn({ host, error: reason }, 'SSH host marked down; its work goes to other hosts');
+    this.onChange();
   }
 
   /** Restores what a crash left (open runs, the retry queue) and, unless told not to, starts ticking. */
@@ -146,13 +219,20 @@ export class Orchestrator {
     const { config } = this.deps.workflow.current();
     if (config.tracker.terminalStates.length === 0) return;
     try {
-      const existing = new Set(await this.deps.workspaces.existingKeys());
+      const places = [HOST_LOCAL, ...(this.remoteMode ? config.worker.sshHosts : [])];
+      const existing = new Set<string>();
+      for (const place of places) {
+        try {
+          for (const key of await this.workspacesOn(place).existingKeys()) existing.add(key);
+        } catch (error) {
+          this.deps.log.warn({ host: place, error: describe(error) }, 'listing workspaces failed');
+        }
+      }
       if (existing.size === 0) return;
       const terminal = await this.deps.tracker.fetchIssuesByStates(config.tracker.terminalStates);
       for (const issue of terminal) {
         if (this.claimed.has(issue.id) || this.running.has(issue.id)) continue;
-        const removed = await this.deps.workspaces.remove(issue.identifier, issue.id);
-        if (removed.removed) {
+        if (await this.removeWorkspace(issue, null)) {
           this.observe({ type: 'reconciled', issueId: issue.id, action: 'sweep_cleanup' });
           this.deps.log.info(
             { issue_id: issue.id, issue_identifier: issue.identifier },
@@ -220,6 +300,7 @@ export class Orchestrator {
       totals: { ...this.totals, tokens: { ...this.totals.tokens } },
       held: [...this.held].map(([issueId, h]) => ({ issueId, identifier: h.identifier, error: h.error })),
       maxConcurrentAgents: this.deps.workflow.current().config.agent.maxConcurrentAgents,
+      hosts: this.hosts.status(),
     };
   }
 
@@ -242,6 +323,7 @@ export class Orchestrator {
     const { log, clock } = this.deps;
     const tickStartMs = clock.nowMs();
     this.deps.workflow.reload();
+    this.configureHosts();
     const { config } = this.deps.workflow.current();
     // Taken before the fetch: a worker that hands off and releases while the fetch reads
     // the old file must still count as busy, or its issue is dispatched a second time.
@@ -290,8 +372,15 @@ export class Orchestrator {
     for (const row of rows) {
       if (this.stopping) break;
       if (!row.dispatch) continue;
+      // With SSH hosts, a session needs a host slot as well; none free ends this tick's dispatching.
+      let host: string | null = null;
+      if (this.remoteMode) {
+        const picked = this.hosts.pick(null);
+        if (!picked.ok) break;
+        host = picked.host;
+      }
       if (!this.admitBudget(row.issue)) continue;
-      this.dispatchSafely(row.issue, null, null);
+      this.dispatchSafely(row.issue, null, null, host);
     }
     this.ticks += 1;
     log.info(
@@ -413,11 +502,16 @@ export class Orchestrator {
   }
 
   /** Dispatches; a failure to even start (the store refused a write) releases the claim instead of crashing the tick. */
-  private dispatchSafely(issue: Issue, attempt: number | null, resumeSessionId: string | null): void {
+  private dispatchSafely(
+    issue: Issue,
+    attempt: number | null,
+    resumeSessionId: string | null,
+    host: string | null,
+  ): void {
     try {
-      this.dispatch(issue, attempt, resumeSessionId);
+      this.dispatch(issue, attempt, resumeSessionId, host);
     } catch (error) {
-      this.running.delete(issue.id);
+      if (this.running.delete(issue.id) && host !== null) this.hosts.release(host);
       this.claimed.delete(issue.id);
       this.deps.log.error(
         { issue_id: issue.id, issue_identifier: issue.identifier, error: describe(error) },
@@ -426,17 +520,25 @@ export class Orchestrator {
     }
   }
 
-  private dispatch(issue: Issue, attempt: number | null, resumeSessionId: string | null): void {
+  private dispatch(
+    issue: Issue,
+    attempt: number | null,
+    resumeSessionId: string | null,
+    hostName: string | null,
+  ): void {
     const { store, clock, log } = this.deps;
     const workflow = this.deps.workflow.current();
     const startedAtMs = clock.nowMs();
+    const host = hostName ?? HOST_LOCAL;
+    const remote = hostName === null || this.deps.remote === undefined ? null : this.deps.remote;
+    const remoteHost = remote === null || hostName === null ? null : remote.host(hostName);
     this.claimed.add(issue.id);
     const runId = store.startRun({
       issueId: issue.id,
       identifier: issue.identifier,
       // Runs count from 1: a first run is run 1, its first retry run 2.
       attempt: (attempt ?? 0) + 1,
-      host: HOST_LOCAL,
+      host,
       agentKind: workflow.config.agent.kind,
       workspace: '',
       startedAt: new Date(startedAtMs).toISOString(),
@@ -447,7 +549,7 @@ export class Orchestrator {
       issue,
       attempt,
       runId,
-      host: HOST_LOCAL,
+      host,
       startedAtMs,
       lastEventAtMs: startedAtMs,
       lastEvent: 'dispatched',
@@ -463,6 +565,7 @@ export class Orchestrator {
       done: Promise.resolve(),
     };
     this.running.set(issue.id, entry);
+    if (hostName !== null) this.hosts.take(hostName);
     this.totals.dispatches += 1;
     store.addTotals({
       tokens: ZERO_TOKENS,
@@ -471,11 +574,8 @@ export class Orchestrator {
       runsStarted: 1,
       runsFinished: 0,
     });
-    log.info(
-      { issue_id: issue.id, issue_identifier: issue.identifier, attempt, host: HOST_LOCAL },
-      'dispatching',
-    );
-    this.observe({ type: 'dispatched', issue, attempt, host: HOST_LOCAL });
+    log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt, host }, 'dispatching');
+    this.observe({ type: 'dispatched', issue, attempt, host });
     const budgetBefore = store.issueBudget(issue.id);
     entry.done = runWorker(
       { issue, attempt, resumeSessionId, workflow },
@@ -483,9 +583,11 @@ export class Orchestrator {
         tracker: this.deps.tracker,
         adapter: this.deps.agent.adapter,
         kind: this.deps.agent.kind,
-        workspaces: this.deps.workspaces,
+        workspaces:
+          remote === null || remoteHost === null ? this.deps.workspaces : remote.workspaces(remoteHost),
+        host: remoteHost,
         proofs: this.deps.proofs,
-        agentEnv: this.deps.agentEnv,
+        agentEnv: remote === null ? this.deps.agentEnv : remote.agentEnv,
         credentialValues: this.deps.credentialValues,
         log,
         nowMs: () => clock.nowMs(),
@@ -611,6 +713,13 @@ export class Orchestrator {
     const { config } = this.deps.workflow.current();
     const issue = entry.issue;
     this.running.delete(issue.id);
+    if (entry.host !== HOST_LOCAL) {
+      this.hosts.release(entry.host);
+      if (isHostFailure(outcome))
+        void this.checkHost(entry.host, outcome.exit.type === 'failed' ? outcome.exit.message : null);
+      else if (outcome.exit.type === 'failed') void this.checkHost(entry.host, null);
+      else this.hosts.markUp(entry.host);
+    }
     const usage = outcome.lastResult?.usage ?? ZERO_TOKENS;
     const cost = outcome.lastResult ? this.deps.pricing(usage, outcome.lastResult.reportedAmounts) : 0;
     const endedMs = clock.nowMs();
@@ -647,7 +756,7 @@ export class Orchestrator {
             dueAtMs: endedMs + retry.delayMs,
             reason: retry.reason,
             lastError: retry.error,
-            previousHost: HOST_LOCAL,
+            previousHost: entry.host,
             sessionId: retry.sessionId,
           };
     store.transaction(() => {
@@ -702,7 +811,7 @@ export class Orchestrator {
       costMicroUsd: cost,
     });
     if (entry.cancelReason === 'terminal' && outcome.workspace !== null) {
-      await this.deps.workspaces.remove(issue.identifier, issue.id);
+      await this.removeWorkspace(issue, entry.host);
     }
     if (entry.cancelReason === 'shutdown') {
       // Shutdown keeps the claim on disk: the next start re-dispatches by polling.
@@ -857,7 +966,7 @@ export class Orchestrator {
     const active = config.tracker.activeStates.map((s) => s.toLowerCase());
     if (terminal || (active.length > 0 && !active.includes(state))) {
       this.release(issueId);
-      if (terminal) await this.deps.workspaces.remove(issue.identifier, issue.id);
+      if (terminal) await this.removeWorkspace(issue, this.remoteMode ? null : HOST_LOCAL);
       this.onChange();
       return;
     }
@@ -877,6 +986,24 @@ export class Orchestrator {
       this.onChange();
       return;
     }
+    let host: string | null = null;
+    if (this.remoteMode) {
+      // A retry goes back to the host that has its workspace, unless that host is full or down.
+      const picked = this.hosts.pick(entry.previousHost === HOST_LOCAL ? null : entry.previousHost);
+      if (!picked.ok) {
+        this.scheduleRetry(
+          {
+            ...entry,
+            dueAtMs: this.deps.clock.nowMs() + CONTINUATION_DELAY_MS,
+            lastError: `no available SSH hosts (${picked.reason})`,
+          },
+          false,
+        );
+        this.onChange();
+        return;
+      }
+      host = picked.host;
+    }
     if (!this.admitBudget(issue)) {
       this.release(issueId);
       this.onChange();
@@ -884,8 +1011,13 @@ export class Orchestrator {
     }
     this.deps.store.deleteRetry(issueId);
     // Failure retries are saved without a session, so only continuations resume one.
-    this.dispatchSafely(issue, entry.attempt, entry.sessionId);
+    this.dispatchSafely(issue, entry.attempt, entry.sessionId, host);
   }
+}
+
+/** True when the run failed because its host could not be reached. */
+function isHostFailure(outcome: WorkerOutcome): boolean {
+  return outcome.exit.type === 'failed' && outcome.exit.kind === 'host_unreachable';
 }
 
 /** What must change about an issue before a held one is tried again. */

@@ -6,6 +6,7 @@
  */
 import type { ReportedAmount, TokenCounts, TurnResult } from '../domain/agent.js';
 import type { AgentErrorKind } from '../domain/errors.js';
+import type { RemoteHost } from '../domain/remote.js';
 import type { Store } from '../persistence/index.js';
 import type { WorkspaceError } from '../workspace/errors.js';
 import type { HookResult, PreparedWorkspace } from '../workspace/manager.js';
@@ -65,6 +66,16 @@ export interface Workspaces {
   ): Promise<HookResult | null>;
   remove(identifier: string, issueId?: string): Promise<{ removed: boolean; error: WorkspaceError | null }>;
   existingKeys(): Promise<string[]>;
+}
+
+/** What running on SSH hosts needs: the composition root builds these from `worker.*`. */
+export interface RemoteWorkers {
+  /** The host object for a configured `worker.ssh_hosts` entry (one per entry, reused). */
+  host(name: string): RemoteHost;
+  /** The workspaces on that host (one manager per host, reused). */
+  workspaces(host: RemoteHost): Workspaces;
+  /** The environment an agent on a host gets: only what is meant for it (its credentials, the owner tag). */
+  agentEnv: Record<string, string>;
 }
 
 /** A settled figure in dollars for reporting, from reported amounts or token rates. */

@@ -17,6 +17,7 @@ import {
 } from '../domain/agent.js';
 import { type ErrorKind, TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
+import type { RemoteHost } from '../domain/remote.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import { turnPrompt } from '../prompt/render.js';
 import { promptVariables } from '../prompt/variables.js';
@@ -42,7 +43,10 @@ export interface WorkerDeps {
   tracker: TrackerAdapter;
   adapter: AgentAdapter;
   kind: AgentKind;
+  /** The workspaces on the host the worker runs on. */
   workspaces: Workspaces;
+  /** The SSH host that runs the agent and its workspace; null for this machine. */
+  host: RemoteHost | null;
   proofs: ProofStore;
   /** The agent's environment: already stripped of secrets it must not see. */
   agentEnv: Record<string, string>;
@@ -131,9 +135,12 @@ export async function runWorker(
 
   const prepared = await deps.workspaces.prepare(issue, job.attempt, signal);
   if (!prepared.ok) {
-    const kind: ErrorKind = ['hook_failed', 'hook_timeout', 'io'].includes(prepared.error.kind)
-      ? 'workspace_hook_failed'
-      : 'workspace_invalid';
+    const kind: ErrorKind =
+      prepared.error.kind === 'host_unreachable'
+        ? 'host_unreachable'
+        : ['hook_failed', 'hook_timeout', 'io'].includes(prepared.error.kind)
+          ? 'workspace_hook_failed'
+          : 'workspace_invalid';
     return failed(kind, prepared.error.message);
   }
   const workspace = prepared.workspace.path;
@@ -155,6 +162,7 @@ export async function runWorker(
       options: config.agentOptions,
       resumeSessionId: job.resumeSessionId,
       env: deps.agentEnv,
+      remote: deps.host,
     };
     const verification = await verifyCredential({
       adapter: deps.adapter,

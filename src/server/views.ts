@@ -99,6 +99,17 @@ export interface AdapterView {
   detail: string;
 }
 
+export interface HostView {
+  host: string;
+  running: number;
+  /** 0 = no per-host cap. */
+  cap: number;
+  /** Set while the host is skipped after a failure to reach it. */
+  down: { reason: string; retry_at: string } | null;
+  /** False for a host removed from the workflow whose sessions still run. */
+  configured: boolean;
+}
+
 export interface StateView {
   generated_at: string;
   version: string;
@@ -110,6 +121,8 @@ export interface StateView {
   running: RunningView[];
   retrying: RetryView[];
   held: HeldView[];
+  /** SSH hosts with their sessions, cap and down state; [] when sessions run on this machine. */
+  ssh_hosts: HostView[];
   totals: {
     dispatches_since_start: number;
     runs_started: number;
@@ -392,6 +405,13 @@ export function stateView(input: StateInputs): StateView {
       issue_id: h.issueId,
       issue_identifier: h.identifier,
       error: h.error,
+    })),
+    ssh_hosts: snapshot.hosts.map((h) => ({
+      host: h.host,
+      running: h.running,
+      cap: h.cap,
+      down: h.down === null ? null : { reason: h.down.reason, retry_at: iso(h.down.untilMs) },
+      configured: h.configured,
     })),
     totals: {
       dispatches_since_start: snapshot.totals.dispatches,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { ConfigIssue } from '../domain/diagnostic.js';
 import type { TrackerSettings } from '../domain/tracker.js';
 import { type Env, type Expansion, expandAll, expandHome, expandPath, expandTargeted } from './env-vars.js';
+import { parseHostSpec } from './host-spec.js';
 import type { FrontMatter } from './schema.js';
 
 /** The HTTP port when the workflow names none. */
@@ -66,9 +67,18 @@ export interface ServiceConfig {
   server: { port: number; host: string; portExplicit: boolean };
   logging: { level: 'debug' | 'info' | 'warn' | 'error'; format: 'auto' | 'json' | 'pretty' };
   worker: {
+    /** `[user@]host[:port]` entries as written (trimmed, valid, de-duplicated); [] = agents run locally. */
     sshHosts: string[];
+    /** 0 = no per-host cap. */
     maxConcurrentAgentsPerHost: number;
     sshStrictHostKeyChecking: 'accept-new' | 'yes' | 'no';
+    /** Absolute path of the private key; null = keys of the ssh agent at SSH_AUTH_SOCK. */
+    identityFile: string | null;
+    /** Absolute path of the known-hosts file the service reads and (with accept-new) writes. */
+    knownHostsFile: string;
+    /** Login name for entries without `user@`; null = the local user name. */
+    user: string | null;
+    connectTimeoutMs: number;
   };
   /** Agent kind → rates in USD per million tokens. */
   tokenRates: Record<string, TokenRates>;
@@ -171,6 +181,21 @@ export function buildServiceConfig(
     return path.resolve(baseDir, expanded);
   };
 
+  const optionalPath = (raw: string | undefined, at: string[]): string | null => {
+    const resolved = pathValue(raw, at, '');
+    return resolved === '' ? null : resolved;
+  };
+  const sshHosts = sshHostList(fm.worker.ssh_hosts, issues);
+  const sshUser = fm.worker.ssh_user?.trim() ? fm.worker.ssh_user.trim() : null;
+  if (sshUser !== null && !parseHostSpec(`${sshUser}@localhost`).ok) {
+    issues.push({
+      severity: 'error',
+      code: 'worker.ssh_user.invalid',
+      message: `worker.ssh_user "${sshUser}" is not a valid login name (letters, digits, ".", "_", "-")`,
+      path: ['worker', 'ssh_user'],
+    });
+  }
+
   const agentKind = fm.agent.kind?.trim() ?? '';
   if (agentKind === '') {
     issues.push({
@@ -221,9 +246,17 @@ export function buildServiceConfig(
     },
     logging: fm.logging,
     worker: {
-      sshHosts: fm.worker.ssh_hosts,
+      sshHosts,
       maxConcurrentAgentsPerHost: fm.worker.max_concurrent_agents_per_host,
       sshStrictHostKeyChecking: fm.worker.ssh_strict_host_key_checking,
+      identityFile: optionalPath(fm.worker.ssh_identity_file, ['worker', 'ssh_identity_file']),
+      knownHostsFile: pathValue(
+        fm.worker.ssh_known_hosts_file,
+        ['worker', 'ssh_known_hosts_file'],
+        path.join(baseDir, '.orchestrator-known-hosts'),
+      ),
+      user: sshUser,
+      connectTimeoutMs: fm.worker.ssh_connect_timeout_ms,
     },
     tokenRates: Object.fromEntries(
       Object.entries(fm.token_rates).map(([kind, r]) => [
@@ -241,6 +274,30 @@ export function buildServiceConfig(
   };
   issues.push(...otherRules(fm, config));
   return { config, issues };
+}
+
+/**
+ * The usable `worker.ssh_hosts` entries: trimmed, blanks and repeats dropped. A bad
+ * entry is an error at its own list position, so the operator sees which line.
+ */
+function sshHostList(entries: readonly string[], issues: ConfigIssue[]): string[] {
+  const hosts: string[] = [];
+  entries.forEach((entry, index) => {
+    const text = entry.trim();
+    if (text === '') return;
+    const parsed = parseHostSpec(text);
+    if (!parsed.ok) {
+      issues.push({
+        severity: 'error',
+        code: 'worker.ssh_hosts.invalid',
+        message: `worker.ssh_hosts: ${parsed.message}`,
+        path: ['worker', 'ssh_hosts', index],
+      });
+      return;
+    }
+    if (!hosts.includes(text)) hosts.push(text);
+  });
+  return hosts;
 }
 
 function recordAt(fm: FrontMatter, key: string): Record<string, unknown> {
@@ -372,6 +429,15 @@ function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
       code: 'worker.max_concurrent_agents_per_host.unused',
       message: 'worker.max_concurrent_agents_per_host has no effect without worker.ssh_hosts',
       path: ['worker', 'max_concurrent_agents_per_host'],
+    });
+  }
+  if (config.worker.sshStrictHostKeyChecking === 'no' && config.worker.sshHosts.length > 0) {
+    issues.push({
+      severity: 'warning',
+      code: 'worker.ssh_strict_host_key_checking.no',
+      message:
+        'worker.ssh_strict_host_key_checking is "no": any host key is accepted, so a machine posing as a worker host would receive the agent\'s credentials and code (use accept-new)',
+      path: ['worker', 'ssh_strict_host_key_checking'],
     });
   }
   if (fm.ci_feedback !== undefined) {

@@ -201,11 +201,15 @@ export const frontMatterSchema = z
       format: enumWithDefault(['auto', 'json', 'pretty'], 'auto'),
     }),
     worker: section({
-      ssh_hosts: z
-        .preprocess(absentIfNull, z.array(z.string()).optional())
-        .transform((v) => [...new Set((v ?? []).map((h) => h.trim()).filter((h) => h !== ''))]),
+      // Kept as written (blanks, duplicates) so a bad entry is reported at its own line;
+      // config.ts parses, trims and de-duplicates.
+      ssh_hosts: z.preprocess(absentIfNull, z.array(z.string()).optional()).transform((v) => v ?? []),
       max_concurrent_agents_per_host: int(0, { min: 0 }),
       ssh_strict_host_key_checking: enumWithDefault(['accept-new', 'yes', 'no'], 'accept-new'),
+      ssh_identity_file: optionalString(),
+      ssh_known_hosts_file: optionalString(),
+      ssh_user: optionalString(),
+      ssh_connect_timeout_ms: int(30_000, { min: 1 }),
     }),
     token_rates: z
       .preprocess(absentIfNull, z.record(z.string(), tokenRateSchema).optional())

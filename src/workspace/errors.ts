@@ -20,6 +20,8 @@ export const WORKSPACE_ERROR_KINDS = [
   'hook_timeout',
   /** A filesystem operation failed. */
   'io',
+  /** The SSH worker host holding the workspace could not be reached (the workspace's state there is unknown). */
+  'host_unreachable',
 ] as const;
 export type WorkspaceErrorKind = (typeof WORKSPACE_ERROR_KINDS)[number];
 

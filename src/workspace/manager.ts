@@ -13,6 +13,7 @@ import path from 'node:path';
 import type { HooksConfig } from '../workflow/config.js';
 import { WorkspaceError } from './errors.js';
 import { type HookResult, hookEnv, runHook } from './hooks.js';
+import { KeyLock } from './key-lock.js';
 import { workspaceKey } from './keys.js';
 
 export type { HookResult } from './hooks.js';
@@ -52,8 +53,8 @@ export class WorkspaceManager {
   readonly #hooks: HooksConfig;
   readonly #baseEnv: Record<string, string | undefined>;
   readonly #onHook: WorkspaceManagerOptions['onHook'];
-  /** Per key: the tail of the queue of creations and removals, so they never overlap in this process. */
-  readonly #locks = new Map<string, Promise<void>>();
+  /** Creations and removals of one key never overlap in this process. */
+  readonly #locks = new KeyLock();
 
   constructor(opts: WorkspaceManagerOptions) {
     this.#root = path.resolve(opts.root);
@@ -92,7 +93,7 @@ export class WorkspaceManager {
   ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
     const planned = this.pathFor(issue.identifier);
     if (!planned.ok) return planned;
-    const created = await this.#withKeyLock(planned.key, () => this.#create(issue, attempt, signal));
+    const created = await this.#locks.run(planned.key, () => this.#create(issue, attempt, signal));
     if (!created.ok) return created;
     const workspace = created.workspace;
 
@@ -135,7 +136,7 @@ export class WorkspaceManager {
   ): Promise<{ removed: boolean; error: WorkspaceError | null }> {
     const planned = this.pathFor(identifier);
     if (!planned.ok) return { removed: false, error: planned.error };
-    return this.#withKeyLock(planned.key, async () => {
+    return this.#locks.run(planned.key, async () => {
       const target = this.pathFor(identifier);
       if (!target.ok) return { removed: false, error: target.error };
       const found = await inspect(target.path);
@@ -303,23 +304,6 @@ export class WorkspaceManager {
       // An observer's bug must not change a workspace operation's outcome.
     }
   }
-
-  async #withKeyLock<T>(key: string, body: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(key) ?? Promise.resolve();
-    let release = () => {};
-    const mine = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const tail = previous.then(() => mine);
-    this.#locks.set(key, tail);
-    await previous;
-    try {
-      return await body();
-    } finally {
-      release();
-      if (this.#locks.get(key) === tail) this.#locks.delete(key);
-    }
-  }
 }
 
 type Inspection = { kind: 'missing' } | { kind: 'directory' } | { kind: 'refused'; error: WorkspaceError };
@@ -390,12 +374,13 @@ function isDirectChild(root: string, candidate: string): boolean {
 }
 
 /** True for a directory name the manager could have made: its own key. */
-function isOwnKey(name: string): boolean {
+export function isOwnKey(name: string): boolean {
   const key = workspaceKey(name);
   return key.ok && key.key === name;
 }
 
-function hookError(hook: string, result: HookResult): WorkspaceError {
+/** The error for a hook result that is not ok: `hook_timeout` or `hook_failed`, with the hook's output. */
+export function hookError(hook: string, result: HookResult): WorkspaceError {
   const what = result.timedOut
     ? 'timed out'
     : result.exitCode !== null

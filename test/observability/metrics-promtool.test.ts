@@ -45,6 +45,7 @@ function snapshot(): OrchestratorSnapshot {
     ],
     retries: [],
     held: [],
+    hosts: [],
     ticks: 3,
     draining: false,
     totals: { dispatches: 1, tokens: { ...ZERO }, costMicroUsd: 0 },

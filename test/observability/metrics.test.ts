@@ -125,6 +125,7 @@ function snapshot(over: Partial<OrchestratorSnapshot> = {}): OrchestratorSnapsho
     running: [],
     retries: [],
     held: [],
+    hosts: [],
     ticks: 0,
     draining: false,
     totals: { dispatches: 0, tokens: { ...ZERO }, costMicroUsd: 0 },
@@ -207,6 +208,16 @@ describe('createMetrics: gauges read the snapshot at scrape time', () => {
     samples = await scrape(metrics);
     expect(sampleValue(samples, `${P}ssh_host_usage`, { host: 'local' })).toBe(1);
     expect(sampleValue(samples, `${P}ssh_host_usage`, { host: 'worker-a' })).toBe(0);
+  });
+
+  it('a configured SSH host that has run nothing yet reads 0', async () => {
+    const metrics = createMetrics({
+      version: '1',
+      snapshot: () =>
+        snapshot({ hosts: [{ host: 'ci@worker-b:2222', running: 0, cap: 1, down: null, configured: true }] }),
+    });
+    const samples = await scrape(metrics);
+    expect(sampleValue(samples, `${P}ssh_host_usage`, { host: 'ci@worker-b:2222' })).toBe(0);
   });
 
   it('a snapshot that throws (orchestrator not built yet) does not break the scrape', async () => {

@@ -100,6 +100,16 @@ describe('GET /api/v1/state', () => {
     const s = await started((h) => {
       h.snapshot.ticks = 1;
       h.snapshot.held = [{ issueId: 'issue-9', identifier: 'ENG-9', error: 'credential_unverified' }];
+      h.snapshot.hosts = [
+        { host: 'ci@build-1:2222', running: 1, cap: 2, down: null, configured: true },
+        {
+          host: 'build-2',
+          running: 0,
+          cap: 2,
+          down: { reason: 'refused', untilMs: T0 + 5_000 },
+          configured: false,
+        },
+      ];
     });
     const { status, json } = await getJson(`${s.url}/api/v1/state`);
     expect(status).toBe(200);
@@ -115,6 +125,7 @@ describe('GET /api/v1/state', () => {
         'retrying',
         'running',
         'slots',
+        'ssh_hosts',
         'tokens_by_model_since_start',
         'totals',
         'uptime_seconds',
@@ -130,6 +141,16 @@ describe('GET /api/v1/state', () => {
       counts: { running: 1, retrying: 1 },
       slots: { max: 3, available: 2 },
       held: [{ issue_id: 'issue-9', issue_identifier: 'ENG-9', error: 'credential_unverified' }],
+      ssh_hosts: [
+        { host: 'ci@build-1:2222', running: 1, cap: 2, down: null, configured: true },
+        {
+          host: 'build-2',
+          running: 0,
+          cap: 2,
+          down: { reason: 'refused', retry_at: new Date(T0 + 5_000).toISOString() },
+          configured: false,
+        },
+      ],
       tokens_by_model_since_start: {},
       adapters: [{ kind: 'mock', runnable: true, version: '1.0.0', health: 'builtin', detail: 'built in' }],
     });

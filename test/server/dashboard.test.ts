@@ -107,6 +107,7 @@ function stateView(over: Json = {}): Json {
     running,
     retrying,
     held: [],
+    hosts: [],
     totals: {
       dispatches_since_start: 3,
       runs_started: 3,

@@ -316,6 +316,7 @@ export function harness(): Harness {
     totals: { dispatches: 2, tokens: counts(4_000, 600), costMicroUsd: 130_000 },
     maxConcurrentAgents: 3,
     held: [],
+    hosts: [],
   };
   const listeners = new Set<(observation: Observation) => void>();
   const adapters: AdapterHealth[] = [

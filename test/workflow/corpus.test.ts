@@ -374,6 +374,37 @@ const INVALID: InvalidRow[] = [
   { file: 'worker-ssh-hosts-map.md', code: 'worker.ssh_hosts.invalid', line: 30 },
   { file: 'worker-ssh-hosts-string.md', code: 'worker.ssh_hosts.invalid', line: 29 },
   {
+    file: 'worker-ssh-hosts-bad-entry.md',
+    code: 'worker.ssh_hosts.invalid',
+    line: 31,
+    message: 'ci@build2.internal:22:22',
+  },
+  {
+    file: 'worker-ssh-hosts-unbracketed-ipv6.md',
+    code: 'worker.ssh_hosts.invalid',
+    line: 29,
+    message: 'in brackets',
+  },
+  {
+    file: 'worker-ssh-hosts-port-out-of-range.md',
+    code: 'worker.ssh_hosts.invalid',
+    line: 30,
+    message: '70000',
+  },
+  { file: 'worker-ssh-user-invalid.md', code: 'worker.ssh_user.invalid', line: 30, message: 'ci bot' },
+  {
+    file: 'worker-ssh-connect-timeout-zero.md',
+    code: 'worker.ssh_connect_timeout_ms.out_of_range',
+    line: 30,
+  },
+  {
+    file: 'worker-ssh-identity-file-env-unset.md',
+    code: 'worker.ssh_identity_file.empty',
+    line: 30,
+    message: 'ORCHESTRATOR_SSH_KEY',
+  },
+  { file: 'worker-ssh-known-hosts-file-list.md', code: 'worker.ssh_known_hosts_file.invalid', line: 30 },
+  {
     file: 'worker-strict-host-key-checking-bool.md',
     code: 'worker.ssh_strict_host_key_checking.unsupported',
     line: 30,

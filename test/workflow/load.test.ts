@@ -216,3 +216,81 @@ server:
     expect(result.workflow.config.workspaceRoot).toBe(path.join(os.homedir(), 'ws'));
   });
 });
+
+describe('worker (SSH) keys', () => {
+  const withWorker = (block: string) => BASE.replace('agent:', `worker:\n${block}\nagent:`);
+
+  it('fills the SSH defaults: no key file (ssh agent), known hosts beside WORKFLOW.md, local user, 30 s', () => {
+    const result = load(BASE);
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.worker).toEqual({
+      sshHosts: [],
+      maxConcurrentAgentsPerHost: 0,
+      sshStrictHostKeyChecking: 'accept-new',
+      identityFile: null,
+      knownHostsFile: path.join(dir, '.orchestrator-known-hosts'),
+      user: null,
+      connectTimeoutMs: 30_000,
+    });
+  });
+
+  it('key and known-hosts paths resolve ~, $VAR and relative paths like db_path', () => {
+    const result = load(
+      withWorker(
+        '  ssh_hosts: [b1]\n  ssh_identity_file: ~/.ssh/id_ed25519\n  ssh_known_hosts_file: $STATE/known_hosts\n  ssh_user: ci\n  ssh_connect_timeout_ms: "5000"',
+      ),
+      { env: { STATE: 'state' } },
+    );
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.worker).toMatchObject({
+      identityFile: path.join(os.homedir(), '.ssh/id_ed25519'),
+      knownHostsFile: path.join(dir, 'state/known_hosts'),
+      user: 'ci',
+      connectTimeoutMs: 5_000,
+    });
+  });
+
+  it('an empty key file or user means the default, not a file named "" or a user ""', () => {
+    const result = load(withWorker('  ssh_identity_file: ""\n  ssh_user: "  "'));
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.worker).toMatchObject({ identityFile: null, user: null });
+  });
+
+  it('host entries are trimmed, blanks and repeats dropped, order kept', () => {
+    const result = load(
+      withWorker(
+        '  ssh_hosts:\n    - " b2 "\n    - ""\n    - b1:2222\n    - b2\n    - "[::1]:22"\n    - u@b3',
+      ),
+    );
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.worker.sshHosts).toEqual(['b2', 'b1:2222', '[::1]:22', 'u@b3']);
+  });
+
+  it('every bad host entry is an error at its own line, naming the entry', () => {
+    const d = diagnostics(withWorker('  ssh_hosts:\n    - good\n    - "bad host"\n    - good\n    - b:0'));
+    expect(d.filter((x) => x.code === 'worker.ssh_hosts.invalid').map((x) => [x.line, x.path])).toEqual([
+      [11, 'worker.ssh_hosts.1'],
+      [13, 'worker.ssh_hosts.3'],
+    ]);
+    expect(d.find((x) => x.line === 11)?.message).toContain('"bad host"');
+    expect(d.find((x) => x.line === 13)?.message).toContain('port outside 1-65535');
+  });
+
+  it('a connect timeout below 1 ms is out of range, not "no timeout"', () => {
+    const d = diagnostics(withWorker('  ssh_connect_timeout_ms: 0'));
+    expect(d.map((x) => x.code)).toEqual(['worker.ssh_connect_timeout_ms.out_of_range']);
+  });
+
+  it('strict host key checking "no" with hosts is a warning (any host key is accepted); without hosts it is not', () => {
+    const withHosts = diagnostics(withWorker('  ssh_hosts: [b1]\n  ssh_strict_host_key_checking: "no"'));
+    expect(withHosts.map((x) => [x.severity, x.code, x.line])).toEqual([
+      ['warning', 'worker.ssh_strict_host_key_checking.no', 10],
+    ]);
+    expect(diagnostics(withWorker('  ssh_strict_host_key_checking: "no"'))).toEqual([]);
+  });
+
+  it('an invalid login name in ssh_user is an error', () => {
+    const d = diagnostics(withWorker('  ssh_user: "-oProxyCommand=x"'));
+    expect(d.map((x) => [x.code, x.line])).toEqual([['worker.ssh_user.invalid', 9]]);
+  });
+});

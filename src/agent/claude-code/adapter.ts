@@ -55,6 +55,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       command: params.agent.command,
       defaultCommand: CLAUDE_DEFAULT_COMMAND,
       env: params.env,
+      remote: params.remote ?? null,
     });
     if (!launch.ok) throw launch.error;
     const target = { ...launch.target, withheldEnv: [...launch.target.withheldEnv, ...withheldEnv(config)] };

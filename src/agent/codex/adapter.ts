@@ -53,6 +53,13 @@ export class CodexAdapter implements AgentAdapter {
       throw new AgentError('agent_not_found', `codex: ${parsed.issues.map((i) => i.message).join('; ')}`);
     }
     const config = parsed.config;
+    // Its managed home (config, credentials) is a local directory; a host would need its own.
+    if (params.remote) {
+      throw new AgentError(
+        'agent_not_found',
+        `this kind does not run on SSH hosts yet (${params.remote.name})`,
+      );
+    }
     const launch = resolveLaunchTarget({
       workspacePath: params.workspacePath,
       workspaceRoot: params.workspaceRoot,

@@ -27,10 +27,9 @@ import {
   type TurnEvidence,
   type TurnMeta,
 } from './disposition.js';
-import { checkWorkspace, type LaunchTarget, launchEnv } from './launch-target.js';
+import { type LaunchTarget, launchEnv, recheckWorkspace, startAgentProcess } from './launch-target.js';
 import { describeExit, isCommandNotFoundExit } from './process/exit.js';
-import { DescendantTracker, reapDescendants } from './process/reap.js';
-import { type AgentProcess, spawnAgentProcess } from './process/spawn.js';
+import type { AgentProcess } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
 import { openTurnFrame, timerInterrupt } from './turn-frame.js';
@@ -194,26 +193,17 @@ export class ForkPerTurnSession {
     try {
       hooks.beginTurn?.(ctx);
       if (params.signal.aborted) return stopped('turn_cancelled', 'the turn was cancelled before it started');
-      const workspace = checkWorkspace(target.workspacePath, target.workspaceRoot);
-      if (!workspace.ok) return stopped(workspace.error.kind, workspace.error.detail);
+      // Before the adapter builds anything for this turn.
+      const workspace = recheckWorkspace(target);
+      if (workspace !== null) return stopped(workspace.kind, workspace.detail);
       const base = launchEnv(target, options.env);
       const env = hooks.turnEnv ? hooks.turnEnv(ctx, base) : base;
-      const spawned = await spawnAgentProcess({
-        command: target.command,
+      const spawned = await startAgentProcess(target, {
         args: [...target.args, ...hooks.buildArgs(ctx)],
-        cwd: workspace.realPath,
         env,
         stdin: hooks.promptOnStdin ? { text: params.prompt } : 'ignore',
       });
-      if (!spawned.ok) {
-        const kind: AgentErrorKind =
-          spawned.code === 'not_found' || spawned.code === 'not_executable'
-            ? 'agent_not_found'
-            : spawned.code === 'bad_cwd'
-              ? 'invalid_workspace_cwd'
-              : 'port_exit';
-        return stopped(kind, spawned.message);
-      }
+      if (!spawned.ok) return stopped(spawned.kind, spawned.message);
       const proc = spawned.process;
       pid = String(proc.pid);
       return await this.watch(proc, ctx, fctx, params.signal, meta);
@@ -230,7 +220,7 @@ export class ForkPerTurnSession {
     meta: () => TurnMeta,
   ): Promise<TurnOutcome> {
     const { hooks, options } = this;
-    const descendants = new DescendantTracker(proc.pid);
+    const descendants = proc.trackLeftovers();
     let exited = false;
     void proc.exited.then(() => {
       exited = true;
@@ -312,7 +302,7 @@ export class ForkPerTurnSession {
       // With a read still pending, return() would queue behind it and wait for the
       // holder of stdout forever: reap first (that closes the pipe), and do not wait.
       if (stdoutHeld) {
-        await reapDescendants({ pgid: proc.pgid, rootPid: proc.pid, snapshot: descendants.snapshot() });
+        await descendants.reap();
         void lines.return?.();
       } else {
         await lines.return?.();
@@ -326,8 +316,7 @@ export class ForkPerTurnSession {
       signal.removeEventListener('abort', onAbort);
     }
     const stderrComplete = await proc.stderr.drain(options.stderrDrainMs ?? DEFAULT_STDERR_DRAIN_MS);
-    descendants.stop();
-    await reapDescendants({ pgid: proc.pgid, rootPid: proc.pid, snapshot: descendants.snapshot() });
+    await descendants.reap();
 
     const stop = interrupt as Interrupt | null;
     if (stop !== null) {

@@ -7,9 +7,13 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { AgentError } from '../../domain/agent.js';
+import type { AgentErrorKind } from '../../domain/errors.js';
+import type { RemoteHost } from '../../domain/remote.js';
+import { startRemoteAgentProcess } from './process/remote.js';
+import { type AgentProcess, type SpawnAgentProcessParams, spawnAgentProcess } from './process/spawn.js';
 
 export interface LaunchTarget {
-  /** Absolute path of the program to run. */
+  /** Absolute path of the program to run; on a remote host, the program's name as written (the host's PATH finds it). */
   command: string;
   /** Leading arguments from a multi-token command (`codex app-server` → ["app-server"]). */
   args: string[];
@@ -17,8 +21,8 @@ export interface LaunchTarget {
   workspaceRoot: string;
   /** Variables removed from the agent's environment (e.g. one that would outrank a forwarded setting). */
   withheldEnv: string[];
-  /** Where the process runs; the SSH seam fills `remote` later. */
-  location: { type: 'local' } | { type: 'remote'; host: string };
+  /** Where the process runs: here, or on a remote host whose workspace path is `workspacePath`. */
+  location: { type: 'local' } | { type: 'remote'; host: RemoteHost };
 }
 
 /** Resolves the workspace to its real path and checks it is a directory inside the root. */
@@ -85,19 +89,36 @@ export interface ResolveParams {
   command: string | null;
   defaultCommand: string | null;
   env: Record<string, string>;
+  /** The host the agent runs on; absent or null for this machine. */
+  remote?: RemoteHost | null;
 }
 
 /** Validates the workspace and resolves the program: a value, never a throw. */
 export function resolveLaunchTarget(
   params: ResolveParams,
 ): { ok: true; target: LaunchTarget } | { ok: false; error: AgentError } {
-  const ws = checkWorkspace(params.workspacePath, params.workspaceRoot);
-  if (!ws.ok) return ws;
   const commandText = params.command ?? params.defaultCommand;
   if (commandText === null || commandText.trim() === '') {
     return { ok: false, error: new AgentError('agent_not_found', 'no agent command: set agent.command') };
   }
   const [program, ...rest] = splitCommand(commandText);
+  const remote = params.remote ?? null;
+  // The workspace and the program live on the host: both are checked there, at launch.
+  if (remote !== null && program !== undefined) {
+    return {
+      ok: true,
+      target: {
+        command: program,
+        args: rest,
+        workspacePath: params.workspacePath,
+        workspaceRoot: params.workspaceRoot,
+        withheldEnv: [],
+        location: { type: 'remote', host: remote },
+      },
+    };
+  }
+  const ws = checkWorkspace(params.workspacePath, params.workspaceRoot);
+  if (!ws.ok) return ws;
   const resolved = program === undefined ? null : resolveOnPath(program, params.env.PATH);
   if (resolved === null) {
     return {
@@ -125,11 +146,60 @@ export function launchEnv(target: LaunchTarget, env: Record<string, string>): Re
   return out;
 }
 
-/** A one-off command beside the agent (version probe, credential guard), re-checking the workspace first. */
+/** Re-checks a local target's workspace (it may have become a symlink since); null when fine or remote. */
+export function recheckWorkspace(target: LaunchTarget): AgentError | null {
+  if (target.location.type === 'remote') return null;
+  const ws = checkWorkspace(target.workspacePath, target.workspaceRoot);
+  return ws.ok ? null : ws.error;
+}
+
+/** The process parameters a launch names, before the working directory is checked. */
+export type ProcessLaunch = Omit<SpawnAgentProcessParams, 'command' | 'cwd'>;
+
+/**
+ * Starts the agent where the target says: locally after re-checking the workspace
+ * (it may have been swapped for a symlink since the last turn), or on its host,
+ * which checks the workspace there. Failures are values with the agent error kind.
+ */
+export async function startAgentProcess(
+  target: LaunchTarget,
+  launch: ProcessLaunch,
+): Promise<{ ok: true; process: AgentProcess } | { ok: false; kind: AgentErrorKind; message: string }> {
+  let cwd = target.workspacePath;
+  if (target.location.type === 'local') {
+    const ws = checkWorkspace(target.workspacePath, target.workspaceRoot);
+    if (!ws.ok) return { ok: false, kind: ws.error.kind, message: ws.error.detail };
+    cwd = ws.realPath;
+  }
+  const params = { ...launch, command: target.command, cwd };
+  const started =
+    target.location.type === 'local'
+      ? await spawnAgentProcess(params)
+      : await startRemoteAgentProcess(target.location.host, params);
+  if (started.ok) return started;
+  const kind: AgentErrorKind =
+    started.code === 'not_found' || started.code === 'not_executable'
+      ? 'agent_not_found'
+      : started.code === 'bad_cwd'
+        ? 'invalid_workspace_cwd'
+        : 'port_exit';
+  return { ok: false, kind, message: started.message };
+}
+
+/** A one-off command beside the agent (version probe, credential guard), re-checking the workspace first; local targets only. */
 export function auxiliaryCommand(
   target: LaunchTarget,
   args: readonly string[],
 ): { ok: true; command: string; args: string[]; cwd: string } | { ok: false; error: AgentError } {
+  if (target.location.type === 'remote') {
+    return {
+      ok: false,
+      error: new AgentError(
+        'agent_not_found',
+        `cannot run a local probe for an agent on ${target.location.host.name}`,
+      ),
+    };
+  }
   const ws = checkWorkspace(target.workspacePath, target.workspaceRoot);
   if (!ws.ok) return ws;
   return { ok: true, command: target.command, args: [...target.args, ...args], cwd: ws.realPath };

@@ -32,10 +32,9 @@ import {
   RpcTimeoutError,
 } from './jsonrpc/client.js';
 import { decodeRpcLine, RPC_INTERNAL_ERROR, type RpcErrorObject } from './jsonrpc/messages.js';
-import { checkWorkspace, type LaunchTarget, launchEnv } from './launch-target.js';
+import { type LaunchTarget, launchEnv, recheckWorkspace, startAgentProcess } from './launch-target.js';
 import { describeExit, isCommandNotFoundExit, type ProcessExit } from './process/exit.js';
-import { DescendantTracker, reapDescendants } from './process/reap.js';
-import { type AgentProcess, spawnAgentProcess } from './process/spawn.js';
+import type { AgentProcess, Leftovers } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
 import { openTurnFrame, timerInterrupt } from './turn-frame.js';
@@ -155,7 +154,7 @@ interface ActiveTurn {
 interface Live {
   proc: AgentProcess;
   rpc: JsonRpcClient;
-  descendants: DescendantTracker;
+  descendants: Leftovers;
   /** Resolves once the process exited and its stdout ended (or the grace after exit passed). */
   gone: Promise<ProcessExit>;
   exit: ProcessExit | null;
@@ -246,9 +245,9 @@ export class PersistentSession {
         return stopped({ kind: 'turn_cancelled', message: 'the turn was cancelled before it started' });
       }
       if (this.stopped) return stopped({ kind: 'turn_cancelled', message: 'the session was stopped' });
-      const workspace = checkWorkspace(target.workspacePath, target.workspaceRoot);
-      if (!workspace.ok) return stopped({ kind: workspace.error.kind, message: workspace.error.detail });
-      const result = await this.watch(ctx, fctx, params, workspace.realPath, meta);
+      const workspace = recheckWorkspace(target);
+      if (workspace !== null) return stopped({ kind: workspace.kind, message: workspace.detail });
+      const result = await this.watch(ctx, fctx, params, meta);
       if (result === 'fallback') {
         close();
         await this.shutdown();
@@ -265,7 +264,6 @@ export class PersistentSession {
     ctx: TurnContext,
     fctx: FinalizeContext,
     params: RunTurnParams,
-    cwd: string,
     meta: () => TurnMeta,
   ): Promise<TurnOutcome | 'fallback'> {
     const { hooks, options } = this;
@@ -317,7 +315,7 @@ export class PersistentSession {
       let live = this.live;
       if (live === null || live.exit !== null) {
         if (live !== null) await this.reap(live);
-        const launched = await this.launch(cwd);
+        const launched = await this.launch();
         if (!launched.ok) {
           if (turn.stop !== null) return this.finishStopped(ctx, fctx, turn.stop, meta);
           return finalizeInterrupted(fctx, launched.kind, launched.message, meta());
@@ -494,27 +492,17 @@ export class PersistentSession {
   }
 
   /** Starts the process and the reader that feeds the conversation. */
-  private async launch(
-    cwd: string,
-  ): Promise<{ ok: true; live: Live } | { ok: false; kind: AgentErrorKind; message: string }> {
+  private async launch(): Promise<
+    { ok: true; live: Live } | { ok: false; kind: AgentErrorKind; message: string }
+  > {
     const base = launchEnv(this.target, this.options.env);
     const env = this.hooks.processEnv ? this.hooks.processEnv(base) : base;
-    const spawned = await spawnAgentProcess({
-      command: this.target.command,
+    const spawned = await startAgentProcess(this.target, {
       args: [...this.target.args, ...this.hooks.buildArgs()],
-      cwd,
       env,
       stdin: 'pipe',
     });
-    if (!spawned.ok) {
-      const kind: AgentErrorKind =
-        spawned.code === 'not_found' || spawned.code === 'not_executable'
-          ? 'agent_not_found'
-          : spawned.code === 'bad_cwd'
-            ? 'invalid_workspace_cwd'
-            : 'port_exit';
-      return { ok: false, kind, message: spawned.message };
-    }
+    if (!spawned.ok) return spawned;
     const proc = spawned.process;
     const input = proc.input;
     const rpc = new JsonRpcClient(
@@ -530,7 +518,7 @@ export class PersistentSession {
     const live: Live = {
       proc,
       rpc,
-      descendants: new DescendantTracker(proc.pid),
+      descendants: proc.trackLeftovers(),
       gone: proc.exited.then(async (exit) => {
         await Promise.race([stdoutDone, sleep(stdoutGraceMs)]);
         return exit;
@@ -627,12 +615,7 @@ export class PersistentSession {
   }
 
   private async reap(live: Live): Promise<void> {
-    live.descendants.stop();
-    await reapDescendants({
-      pgid: live.proc.pgid,
-      rootPid: live.proc.pid,
-      snapshot: live.descendants.snapshot(),
-    });
+    await live.descendants.reap();
   }
 
   /** Ends the process: EOF on stdin first (a clean exit), then the group after the grace. */

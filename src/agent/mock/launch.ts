@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { AgentError, StartSessionParams } from '../../domain/agent.js';
+import { AgentError, type StartSessionParams } from '../../domain/agent.js';
 import { checkWorkspace, type LaunchTarget, resolveLaunchTarget } from '../core/launch-target.js';
 
 /** The launch target of the runtime script `name` beside `moduleUrl`. */
@@ -22,7 +22,17 @@ export function builtinRuntimeTarget(
       command: params.agent.command,
       defaultCommand: null,
       env: params.env,
+      remote: params.remote ?? null,
     });
+  }
+  if (params.remote) {
+    return {
+      ok: false,
+      error: new AgentError(
+        'agent_not_found',
+        `the built-in ${name} has no default command on ${params.remote.name}: set agent.command to how the host starts it`,
+      ),
+    };
   }
   const workspace = checkWorkspace(params.workspacePath, params.workspaceRoot);
   if (!workspace.ok) return workspace;

@@ -17,6 +17,7 @@
  * a signal still walk afresh.
  */
 import { listLiveProcesses, type ProcStat, readProcStat, sendSignal, signalExists } from './proc-table.js';
+import type { Leftovers } from './spawn.js';
 
 /** A process recorded as a descendant of the agent: the pid plus its start time. */
 export interface DescendantRecord {
@@ -168,6 +169,20 @@ export class DescendantTracker {
     this.sampling = false;
     SharedSampler.leave(this.intervalMs, this);
   }
+}
+
+/** Leftovers of a local agent that leads its own group: sampled descendants, reaped with the group. */
+export function trackLocalLeftovers(pid: number): Leftovers {
+  const tracker = new DescendantTracker(pid);
+  return {
+    sample: () => tracker.sample(),
+    sampleRecent: () => tracker.sampleRecent(),
+    stop: () => tracker.stop(),
+    reap: async () => {
+      tracker.stop();
+      await reapDescendants({ pgid: pid, rootPid: pid, snapshot: tracker.snapshot() });
+    },
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Writable } from 'node:stream';
 import type { ProcessExit } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES, type LineResult, splitLines } from './lines.js';
 import { HAS_PROC_TABLE, listLiveProcesses, sendSignal, signalExists } from './proc-table.js';
+import { trackLocalLeftovers } from './reap.js';
 import { BoundedStderr, type BoundedStderrOptions } from './stderr.js';
 
 export interface SpawnAgentProcessParams {
@@ -35,7 +36,7 @@ export interface SpawnAgentProcessParams {
   stderr?: BoundedStderrOptions;
 }
 
-export type SpawnFailureCode = 'not_found' | 'not_executable' | 'bad_cwd' | 'spawn_failed';
+export type SpawnFailureCode = 'not_found' | 'not_executable' | 'bad_cwd' | 'spawn_failed' | 'unreachable';
 
 export interface SpawnFailure {
   ok: false;
@@ -44,6 +45,22 @@ export interface SpawnFailure {
 }
 
 export type SpawnResult = { ok: true; process: AgentProcess } | SpawnFailure;
+
+/**
+ * What an agent may leave running after it ends, tracked while it runs and killed
+ * at the end of a turn or session. Locally that is the group plus recorded
+ * descendants that escaped it; on a remote host, the remote group.
+ */
+export interface Leftovers {
+  /** Records descendants now: for the moment before a signal. */
+  sample(): void;
+  /** Records descendants from a recent walk: cheap enough for every output line. */
+  sampleRecent(): void;
+  /** Stops any periodic sampling; idempotent. */
+  stop(): void;
+  /** Stops sampling and kills the group and every recorded descendant still alive. */
+  reap(): Promise<void>;
+}
 
 /** A running agent process and its process group. */
 export interface AgentProcess {
@@ -72,6 +89,8 @@ export interface AgentProcess {
   killGroup(): void;
   /** True while any process of the group is alive (zombies do not count where `/proc` exists). */
   groupAlive(): boolean;
+  /** Starts tracking what the process may leave behind; call once, right after the start. */
+  trackLeftovers(): Leftovers;
 }
 
 /**
@@ -169,6 +188,10 @@ class ChildAgentProcess implements AgentProcess {
 
   killGroup(): void {
     sendSignal(-this.pgid, 'SIGKILL');
+  }
+
+  trackLeftovers(): Leftovers {
+    return trackLocalLeftovers(this.pid);
   }
 
   async terminateGroup(graceMs: number): Promise<void> {

@@ -1,0 +1,123 @@
+/** `run` against a real sshd: merged output, caps, timeouts and aborts that kill the whole remote group. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ensureTestUser,
+  killUserProcesses,
+  pollUntil,
+  remoteProcesses,
+  type Sshd,
+  startSshd,
+} from '../support/sshd.js';
+import { closeAll, hostsFor } from './support.js';
+
+const USER = 'orchssh-run';
+let sshd: Sshd;
+let home: string;
+
+beforeAll(async () => {
+  home = ensureTestUser(USER).home;
+  sshd = await startSshd({ user: USER });
+});
+afterEach(async () => {
+  await closeAll();
+  killUserProcesses(USER);
+});
+afterAll(async () => {
+  await sshd?.stop();
+});
+
+function userCommands(): { pid: number; cmdline: string }[] {
+  return remoteProcesses(USER).filter((p) => !p.cmdline.startsWith('sshd:'));
+}
+
+describe('run', () => {
+  it('interleaves stdout and stderr in arrival order and reports the exit code', async () => {
+    const host = hostsFor(sshd).host(sshd.spec);
+    const ran = await host.run({
+      script: 'echo one; echo two >&2; echo three; pwd; exit 4',
+      cwd: '/tmp',
+      env: {},
+      timeoutMs: 10_000,
+    });
+    if (!ran.ok) throw new Error(ran.message);
+    expect(ran.result).toMatchObject({
+      exitCode: 4,
+      signal: null,
+      timedOut: false,
+      output: 'one\ntwo\nthree\n/tmp\n',
+    });
+  });
+
+  it('runs in the login directory when cwd is null, with the environment from stdin', async () => {
+    const host = hostsFor(sshd).host(sshd.spec);
+    const ran = await host.run({
+      script: 'pwd; printf "%s" "$VALUE"; read -r line || echo stdin-eof',
+      cwd: null,
+      env: { VALUE: "a 'quoted'\nvalue\n" },
+      timeoutMs: 10_000,
+    });
+    if (!ran.ok) throw new Error(ran.message);
+    expect(ran.result.output).toBe(`${home}\na 'quoted'\nvalue\nstdin-eof\n`);
+    expect(ran.result.exitCode).toBe(0);
+  });
+
+  it('a timeout kills the whole remote group, children included, and says timedOut', async () => {
+    const host = hostsFor(sshd).host(sshd.spec);
+    const ran = await host.run({
+      script: 'sleep 300 & echo started; sleep 300',
+      cwd: home,
+      env: {},
+      timeoutMs: 800,
+    });
+    if (!ran.ok) throw new Error(ran.message);
+    expect(ran.result.timedOut).toBe(true);
+    expect(ran.result.signal).toBe('SIGKILL');
+    expect(ran.result.exitCode).toBeNull();
+    expect(ran.result.output).toContain('started');
+    expect(ran.result.durationMs).toBeLessThan(10_000);
+    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+  });
+
+  it('an abort kills the remote group', async () => {
+    const host = hostsFor(sshd).host(sshd.spec);
+    const controller = new AbortController();
+    const pending = host.run({
+      script: 'echo up; sleep 300',
+      cwd: home,
+      env: {},
+      timeoutMs: 0,
+      signal: controller.signal,
+    });
+    expect(await pollUntil(() => userCommands().some((p) => p.cmdline === 'sleep 300'), 5_000)).toBe(true);
+    controller.abort();
+    const ran = await pending;
+    if (!ran.ok) throw new Error(ran.message);
+    expect(ran.result).toMatchObject({ timedOut: false, signal: 'SIGKILL', exitCode: null });
+    expect(ran.result.output).toContain('aborted');
+    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+  });
+
+  it('keeps only the head of the output up to maxOutputBytes', async () => {
+    const host = hostsFor(sshd).host(sshd.spec);
+    const ran = await host.run({
+      script: 'i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done',
+      cwd: home,
+      env: {},
+      timeoutMs: 10_000,
+      maxOutputBytes: 100,
+    });
+    if (!ran.ok) throw new Error(ran.message);
+    const [head, note] = ran.result.output.split('\n[output truncated');
+    expect(Buffer.byteLength(head ?? '')).toBe(100);
+    expect(head?.startsWith('line 0\nline 1\n')).toBe(true);
+    expect(note).toContain('at 100 bytes');
+    expect(ran.result.exitCode).toBe(0);
+  });
+
+  it('a missing working directory is the bad_cwd failure', async () => {
+    const host = hostsFor(sshd).host(sshd.spec);
+    const ran = await host.run({ script: 'echo never', cwd: '/nonexistent/ws', env: {}, timeoutMs: 10_000 });
+    expect(ran).toMatchObject({ ok: false, reason: 'bad_cwd' });
+    if (!ran.ok) expect(ran.message).toContain('/nonexistent/ws');
+  });
+});
