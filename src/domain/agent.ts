@@ -3,9 +3,10 @@
  * runtime (a real CLI, the mock, the echo simulator) is seen only through these
  * types, so usage figures and turn outcomes mean the same thing for all of them.
  */
-import type { RemoteHost } from './remote.js';
+
 import type { AgentErrorKind } from './errors.js';
 import type { Issue } from './issue.js';
+import type { RemoteHost } from './remote.js';
 
 /** Token counts of a run, normalised: `inputTokens` includes cache reads and writes. */
 export interface TokenCounts {
