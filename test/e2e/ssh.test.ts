@@ -6,7 +6,7 @@
  * belongs to the host's user, and nothing appears where a local run would put it.
  * Each host has its own user so that a user's processes are that host's processes.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
@@ -213,6 +213,45 @@ describe('SSH workers against real sshd', () => {
     expect(await pollUntil(() => agentProcesses(hostA()).length === 0, 10_000)).toBe(true);
     expect(agentProcesses(hostA())).toEqual([]);
     await service.stop();
+  });
+
+  it('with host key checking "yes", a host missing from known_hosts is refused and marked down; its issue runs on the known host', {
+    timeout: 120_000,
+  }, async () => {
+    const project = createProject({ issues: [1, 2].map((n) => makeIssue(n, '!silent 1500\n!ok done')) });
+    const root = path.join(project.dir, 'remote-workspaces');
+    mkdirSync(root);
+    chmodSync(project.dir, 0o755);
+    chmodSync(root, 0o1777);
+    const knownHosts = path.join(project.dir, 'known_hosts');
+    writeFileSync(knownHosts, `${hostB().sshd.knownHostsLine()}\n`);
+    const config = sshConfig(project, [hostA(), hostB()], root, agent.command);
+    project.writeWorkflow({
+      ...config,
+      worker: { ...config.worker, ssh_strict_host_key_checking: 'yes', max_concurrent_agents_per_host: 1 },
+      agent: { command: agent.command, max_retry_backoff_ms: 1_000 },
+    });
+    const service = await runToIdle(project);
+    await waitFor('both issues handed off', () => project.readIssues().every((i) => i.state === 'Review'), {
+      timeoutMs: 60_000,
+      explain: () => service.tail(),
+    });
+    await service.stop();
+
+    const runs = dbRuns(project.dbPath) as (ReturnType<typeof dbRuns>[number] & { host: string })[];
+    const refused = runs.filter((r) => r.host === hostA().sshd.spec);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const run of refused) {
+      expect(run.error_kind).toBe('host_unreachable');
+      expect(run.error).toContain('host key');
+    }
+    expect(runs.filter((r) => r.exit_kind === 'succeeded').map((r) => r.host)).toEqual([
+      hostB().sshd.spec,
+      hostB().sshd.spec,
+    ]);
+    expect(service.logsWith('SSH host marked down; its work goes to other hosts').map((l) => l.host)).toContain(hostA().sshd.spec);
+    // "yes" never writes the file.
+    expect(readFileSync(knownHosts, 'utf8')).toBe(`${hostB().sshd.knownHostsLine()}\n`);
   });
 
   it('two hosts with a cap of one each run three issues one per host at a time; a host that goes down sends its retry to the other', {
