@@ -93,10 +93,15 @@ export interface Sshd {
 /** Makes sure a local login user exists and is unlocked (no password, key login only). */
 export function ensureTestUser(name = 'orchssh'): TestUser {
   if (!userExists(name)) {
-    execFileSync('useradd', ['-m', '-s', '/bin/sh', name], { stdio: 'pipe' });
+    try {
+      withPasswdLock(() => execFileSync('useradd', ['-m', '-s', '/bin/sh', name], { stdio: 'pipe' }));
+    } catch (error) {
+      // Another test file may have made it meanwhile.
+      if (!userExists(name)) throw error;
+    }
   }
   // useradd leaves the account locked ("!"), and sshd refuses locked accounts without PAM.
-  execFileSync('usermod', ['-p', '*', name], { stdio: 'pipe' });
+  withPasswdLock(() => execFileSync('usermod', ['-p', '*', name], { stdio: 'pipe' }));
   const entry = passwdEntry(name);
   if (entry === null) throw new Error(`test user ${name} is missing from /etc/passwd after useradd`);
   return entry;
@@ -252,6 +257,24 @@ export async function pollUntil(check: () => boolean, timeoutMs: number): Promis
     await delay(POLL_MS);
   }
   return true;
+}
+
+/**
+ * Runs a passwd-changing command, retrying while another test file holds the
+ * /etc/passwd lock (test files run in parallel and each makes its own user).
+ */
+function withPasswdLock(command: () => void): void {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      command();
+      return;
+    } catch (error) {
+      const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+      if (!/lock|try again/i.test(stderr) || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
 }
 
 function userExists(name: string): boolean {
