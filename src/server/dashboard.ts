@@ -127,6 +127,14 @@ const BODY = `
   </table></div>
   </section>
 
+  <section id="hosts-section" hidden>
+  <h2>SSH hosts <span class="count" id="hosts-count"></span></h2>
+  <div class="wrap"><table data-testid="hosts">
+    <thead><tr><th>Host</th><th class="num">Running</th><th class="num">Cap</th><th>State</th></tr></thead>
+    <tbody></tbody>
+  </table></div>
+  </section>
+
   <h2>Recent runs <span class="count" id="runs-count"></span></h2>
   <div class="wrap"><table data-testid="runs">
     <thead><tr><th>Issue</th><th class="num">Attempt</th><th>Outcome</th><th class="num">Turns</th><th class="num">Tokens</th><th class="num">Cost</th><th>Started</th><th class="num">Duration</th><th>Error</th></tr></thead>
@@ -472,6 +480,20 @@ const SCRIPT = `
     { field: 'error', cls: 'text', cell: (h) => ({ text: h.error }) },
   ];
 
+  const HOST_COLUMNS = [
+    { field: 'host', cell: (h) => ({ text: h.host + (h.configured ? '' : ' (removed)') }) },
+    { field: 'running', cls: 'num', cell: (h) => ({ text: fmtInt(h.running), value: h.running }) },
+    { field: 'cap', cls: 'num', cell: (h) => ({ text: h.cap > 0 ? fmtInt(h.cap) : 'no cap', value: h.cap }) },
+    {
+      field: 'state',
+      cls: 'text',
+      cell: (h) =>
+        h.down
+          ? { text: 'down until ' + fmtTime(h.down.retry_at) + ': ' + h.down.reason, value: 'down' }
+          : { text: 'up', value: 'up' },
+    },
+  ];
+
   const tokenColumn = (field) => ({
     field: field,
     cls: 'num',
@@ -600,6 +622,10 @@ const SCRIPT = `
     renderRows('held', held, (h) => h.issue_id, (h) => ({ 'data-issue': h.issue_identifier }), HELD_COLUMNS, 'Nothing held');
     setText(byId('held-count'), String(held.length));
     byId('held-section').hidden = held.length === 0;
+    const hosts = Array.isArray(state.ssh_hosts) ? state.ssh_hosts : [];
+    renderRows('hosts', hosts, (h) => h.host, (h) => ({ 'data-host': h.host }), HOST_COLUMNS, 'No SSH hosts');
+    setText(byId('hosts-count'), String(hosts.length));
+    byId('hosts-section').hidden = hosts.length === 0;
     const byModel = state.tokens_by_model_since_start || {};
     const models = Object.keys(byModel).sort().map((model) => ({ model: model, tokens: byModel[model] || {} }));
     renderRows('models', models, (m) => m.model, (m) => ({ 'data-model': m.model }), MODEL_COLUMNS, 'No usage yet');

@@ -107,7 +107,7 @@ function stateView(over: Json = {}): Json {
     running,
     retrying,
     held: [],
-    hosts: [],
+    ssh_hosts: [],
     totals: {
       dispatches_since_start: 3,
       runs_started: 3,
@@ -436,9 +436,44 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
     expect(await page.locator('[data-testid="held"]').isVisible()).toBe(true);
     expect((await cell(page, 'held', 'E-4', 'error'))?.text).toBe(`agent_not_found: ${IMG}`);
 
+    // SSH hosts: hidden without hosts, one row per host with its state.
+    expect(await page.locator('[data-testid="hosts"]').isVisible()).toBe(false);
+    server.push(
+      'state',
+      stateView({
+        ssh_hosts: [
+          { host: 'ci@build-1:2222', running: 1, cap: 2, down: null, configured: true },
+          {
+            host: 'build-2',
+            running: 0,
+            cap: 2,
+            down: { reason: `connect refused ${IMG}`, retry_at: '2030-01-01T00:00:00.000Z' },
+            configured: true,
+          },
+        ],
+      }),
+    );
+    const hostCells = () =>
+      page.evaluate(
+        (tail) =>
+          Array.from(document.querySelectorAll('table[data-testid="hosts"] tbody tr[data-host]')).map((r) => [
+            r.getAttribute('data-host'),
+            r.querySelector('[data-field="running"]')?.textContent,
+            r.querySelector('[data-field="state"]')?.getAttribute('data-value'),
+            r.querySelector('[data-field="state"]')?.textContent?.endsWith(tail),
+          ]),
+        `connect refused ${IMG}`,
+      );
+    await poll(hostCells).toEqual([
+      ['ci@build-1:2222', '1', 'up', false],
+      ['build-2', '0', 'down', true],
+    ]);
+    expect(await page.locator('[data-testid="hosts"]').isVisible()).toBe(true);
+
     server.push('state', stateView());
     await poll(() => rowIssues(page, 'retrying')).toEqual([]);
     await poll(() => rowIssues(page, 'held')).toEqual([]);
+    await poll(hostCells).toEqual([]);
     expect(await page.locator('table[data-testid="running"] tr.empty').textContent()).toBe(
       'No sessions running',
     );
