@@ -13,6 +13,7 @@ import { TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import type { Workflow } from '../workflow/load.js';
+import { workspaceKey } from '../workspace/keys.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
 import { budgetVerdict } from './budget.js';
 import { type ExitAction, planExit, type WorkerExit } from './exit-policy.js';
@@ -157,15 +158,16 @@ export class Orchestrator {
     return remote.workspaces(remote.host(host));
   }
 
-  /** Removes an issue's workspace where it lives: on its host, or, when unknown, here and on every configured host. */
+  /** Where this mode keeps workspaces: every configured host when sessions run on hosts, else this machine. */
+  private workspacePlaces(): string[] {
+    return this.remoteMode ? [...this.deps.workflow.current().config.worker.sshHosts] : [HOST_LOCAL];
+  }
+
+  /** Removes an issue's workspace at each of `places` (`local` or host names); true when one was removed. */
   private async removeWorkspace(
     issue: { id: string; identifier: string },
-    host: string | null,
+    places: readonly string[],
   ): Promise<boolean> {
-    const places =
-      host !== null
-        ? [host]
-        : [HOST_LOCAL, ...(this.remoteMode ? this.deps.workflow.current().config.worker.sshHosts : [])];
     let removed = false;
     for (const place of places) {
       const result = await this.workspacesOn(place).remove(issue.identifier, issue.id);
@@ -192,7 +194,10 @@ export class Orchestrator {
     let reason = failure;
     if (reason === null) {
       const probe = await remote.host(host).probe();
-      if (probe.ok) return;
+      if (probe.ok) {
+        this.hosts.markUp(host);
+        return;
+      }
       reason = probe.message;
     }
     this.hosts.markDown(host, reason);
@@ -219,20 +224,24 @@ export class Orchestrator {
     const { config } = this.deps.workflow.current();
     if (config.tracker.terminalStates.length === 0) return;
     try {
-      const places = [HOST_LOCAL, ...(this.remoteMode ? config.worker.sshHosts : [])];
-      const existing = new Set<string>();
-      for (const place of places) {
+      // Each place is listed once; a workspace is removed only where it exists, so a host
+      // that is down costs one failed listing, not one failure per terminal issue.
+      const keysByPlace = new Map<string, Set<string>>();
+      for (const place of this.workspacePlaces()) {
         try {
-          for (const key of await this.workspacesOn(place).existingKeys()) existing.add(key);
+          keysByPlace.set(place, new Set(await this.workspacesOn(place).existingKeys()));
         } catch (error) {
           this.deps.log.warn({ host: place, error: describe(error) }, 'listing workspaces failed');
         }
       }
-      if (existing.size === 0) return;
+      if ([...keysByPlace.values()].every((keys) => keys.size === 0)) return;
       const terminal = await this.deps.tracker.fetchIssuesByStates(config.tracker.terminalStates);
       for (const issue of terminal) {
         if (this.claimed.has(issue.id) || this.running.has(issue.id)) continue;
-        if (await this.removeWorkspace(issue, null)) {
+        const key = workspaceKey(issue.identifier);
+        if (!key.ok) continue;
+        const places = [...keysByPlace].filter(([, keys]) => keys.has(key.key)).map(([place]) => place);
+        if (await this.removeWorkspace(issue, places)) {
           this.observe({ type: 'reconciled', issueId: issue.id, action: 'sweep_cleanup' });
           this.deps.log.info(
             { issue_id: issue.id, issue_identifier: issue.identifier },
@@ -811,7 +820,7 @@ export class Orchestrator {
       costMicroUsd: cost,
     });
     if (entry.cancelReason === 'terminal' && outcome.workspace !== null) {
-      await this.removeWorkspace(issue, entry.host);
+      await this.removeWorkspace(issue, [entry.host]);
     }
     if (entry.cancelReason === 'shutdown') {
       // Shutdown keeps the claim on disk: the next start re-dispatches by polling.
@@ -966,7 +975,10 @@ export class Orchestrator {
     const active = config.tracker.activeStates.map((s) => s.toLowerCase());
     if (terminal || (active.length > 0 && !active.includes(state))) {
       this.release(issueId);
-      if (terminal) await this.removeWorkspace(issue, this.remoteMode ? null : HOST_LOCAL);
+      // The workspace is where the previous attempt ran (older entries name no host).
+      if (terminal) {
+        await this.removeWorkspace(issue, entry.previousHost ? [entry.previousHost] : this.workspacePlaces());
+      }
       this.onChange();
       return;
     }

@@ -6,7 +6,7 @@
  * belongs to the host's user, and nothing appears where a local run would put it.
  * Each host has its own user so that a user's processes are that host's processes.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
@@ -249,9 +249,43 @@ describe('SSH workers against real sshd', () => {
       hostB().sshd.spec,
       hostB().sshd.spec,
     ]);
-    expect(service.logsWith('SSH host marked down; its work goes to other hosts').map((l) => l.host)).toContain(hostA().sshd.spec);
+    expect(
+      service.logsWith('SSH host marked down; its work goes to other hosts').map((l) => l.host),
+    ).toContain(hostA().sshd.spec);
     // "yes" never writes the file.
     expect(readFileSync(knownHosts, 'utf8')).toBe(`${hostB().sshd.knownHostsLine()}\n`);
+  });
+
+  it('at start, the workspace of an issue that became terminal meanwhile is removed on its host, before_remove running there', {
+    timeout: 120_000,
+  }, async () => {
+    const { project, root } = newProject([makeIssue(1, '!ok', { state: 'Done' })], [hostA()], 'sweep');
+    const trace = path.join(project.dir, 'removals');
+    mkdirSync(trace);
+    chmodSync(project.dir, 0o755);
+    chmodSync(trace, 0o1777);
+    project.writeWorkflow({
+      hooks: { before_remove: `echo "$(id -u) $ORCHESTRATOR_SSH_HOST $(basename "$PWD")" >> ${trace}/log` },
+    });
+    // The workspace a run on the host left behind, owned by the host's user.
+    for (const dir of [root, path.join(root, 'E-1')]) {
+      mkdirSync(dir);
+      chownSync(dir, hostA().user.uid, -1);
+    }
+    const service = await runToIdle(project);
+    await waitFor(
+      'the sweep',
+      () => service.logsWith('removed the workspace of a terminal issue').length > 0,
+      {
+        timeoutMs: 30_000,
+        explain: () => service.tail(),
+      },
+    );
+    await service.stop();
+    expect(existsSync(path.join(root, 'E-1'))).toBe(false);
+    expect(readFileSync(path.join(trace, 'log'), 'utf8')).toBe(
+      `${hostA().user.uid} ${hostA().sshd.spec} E-1\n`,
+    );
   });
 
   it('two hosts with a cap of one each run three issues one per host at a time; a host that goes down sends its retry to the other', {
