@@ -3,7 +3,8 @@
  * reconnect after the server restarts, fail-fast backoff, shared connect attempts and
  * clear failures for a missing or unreadable key.
  */
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +203,39 @@ describe('key source', () => {
     const launched = await host.launch({ cwd: '/', command: 'true', args: [], env: {} });
     expect(launched).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!launched.ok) expect(launched.message).toContain(missing);
+  });
+
+  it('with no identity file, the key held by a real ssh-agent at the agent socket logs in', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ssh-agent-'));
+    const socket = path.join(dir, 'agent.sock');
+    const agent = spawn('/usr/bin/ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
+    try {
+      expect(await pollUntil(() => existsSync(socket), 5_000)).toBe(true);
+      execFileSync('/usr/bin/ssh-add', [sshd.clientKeyPath], {
+        env: { SSH_AUTH_SOCK: socket },
+        stdio: 'pipe',
+      });
+      const host = hostsFor(sshd, { identityFile: null, agentSocket: socket }).host(sshd.spec);
+      expect(await host.probe()).toEqual({ ok: true });
+      const ran = await host.run({ script: 'id -un', cwd: null, env: {}, timeoutMs: 5_000 });
+      expect(ran.ok && ran.result.output.trim()).toBe(USER);
+    } finally {
+      agent.kill('SIGKILL');
+    }
+  });
+
+  it('an agent socket without the right key is unreachable (authentication failed)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ssh-agent-'));
+    const socket = path.join(dir, 'agent.sock');
+    const agent = spawn('/usr/bin/ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
+    try {
+      expect(await pollUntil(() => existsSync(socket), 5_000)).toBe(true);
+      const host = hostsFor(sshd, { identityFile: null, agentSocket: socket }).host(sshd.spec);
+      const probed = await host.probe();
+      expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
+    } finally {
+      agent.kill('SIGKILL');
+    }
   });
 
   it('a key the server does not accept is unreachable (authentication failed)', async () => {
