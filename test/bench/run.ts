@@ -7,6 +7,7 @@ import { githubPoll } from './github-poll.js';
 import { orchestratorMemory } from './orchestrator-memory.js';
 import { orchestratorThroughput } from './orchestrator-throughput.js';
 import { parseThroughput } from './parse-throughput.js';
+import { sshLaunch } from './ssh-launch.js';
 import { validateStartup } from './validate-startup.js';
 
 const benches: Record<string, () => Promise<void> | void> = {
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   'orchestrator-throughput': orchestratorThroughput,
   'orchestrator-memory': orchestratorMemory,
   'github-poll': githubPoll,
+  'ssh-launch': sshLaunch,
 };
 
 const only = process.argv[2];
