@@ -37,6 +37,7 @@ export interface HookRun {
   unreachable: string | null;
 }
 
+/** The operations the lifecycle needs from where workspaces live (this machine, an SSH host). */
 export interface WorkspacePlace {
   /** What hooks may inherit (through the allow-list in `hookEnv`); {} when the host's login supplies it. */
   readonly hookBaseEnv: Record<string, string | undefined>;
@@ -65,4 +66,9 @@ export interface WorkspacePlace {
 export function isOwnKey(name: string): boolean {
   const key = workspaceKey(name);
   return key.ok && key.key === name;
+}
+
+/** A hook result for a hook that never ran; `output` says why. */
+export function notRun(output: string): HookResult {
+  return { ok: false, exitCode: null, signal: null, timedOut: false, output, durationMs: 0 };
 }

@@ -1,0 +1,237 @@
+/**
+ * The workspace lifecycle, written once for every place workspaces live: one
+ * directory per issue, created once and reused across retries (after_create only
+ * for the creator, its failure removes the new directory), before_run and
+ * after_run around each run, before_remove then deletion when the issue is done.
+ * Creation and removal of one key are serialised, because two runs of one issue
+ * must never create and remove its directory at once. A hook that could not be
+ * run because the host was unreachable fails as `host_unreachable`, never as a
+ * hook that failed. Observers of hook results can never change an outcome.
+ */
+import type { HooksConfig } from '../workflow/config.js';
+import { WorkspaceError } from './errors.js';
+import { type HookResult, hookEnv } from './hooks.js';
+import { KeyLock } from './key-lock.js';
+import { workspaceKey } from './keys.js';
+import { type Failure, type HookRun, isOwnKey, notRun, type Outcome, type WorkspacePlace } from './place.js';
+
+/** A workspace ready for an agent. */
+export interface PreparedWorkspace {
+  /** Absolute, symlink-free path; a direct child of the root. */
+  path: string;
+  /** True only for the call that created the directory (after_create ran in it). */
+  createdNow: boolean;
+}
+
+/** The hook names as WORKFLOW.md spells them; used in errors and `onHook` events. */
+export const HOOK_NAMES = {
+  afterCreate: 'after_create',
+  beforeRun: 'before_run',
+  afterRun: 'after_run',
+  beforeRemove: 'before_remove',
+} as const;
+
+/** Called after every hook run (and for a hook refused or not run); must not throw. */
+export type HookObserver = (event: { hook: string; issueIdentifier: string; result: HookResult }) => void;
+
+type IssueRef = { id: string; identifier: string };
+
+/** prepare, afterRun, remove and existingKeys on any `WorkspacePlace`; the base of both managers. */
+export class WorkspaceLifecycle {
+  readonly #place: WorkspacePlace;
+  readonly #hooks: HooksConfig;
+  readonly #onHook: HookObserver | undefined;
+  /** Creations and removals of one key never overlap in this process. */
+  readonly #locks = new KeyLock();
+
+  constructor(place: WorkspacePlace, hooks: HooksConfig, onHook: HookObserver | undefined) {
+    this.#place = place;
+    this.#hooks = hooks;
+    this.#onHook = onHook;
+  }
+
+  /** The planned path for an identifier (escape-checked; how far the root is resolved is the place's affair). */
+  pathFor(identifier: string): Outcome<{ path: string; key: string }> | Failure {
+    const key = workspaceKey(identifier);
+    if (!key.ok) return key;
+    const planned = this.#place.pathOf(key.key);
+    if (!planned.ok) return planned;
+    return { ok: true, path: planned.path, key: key.key };
+  }
+
+  /**
+   * Ensure dir (atomic mkdir: createdNow only for the creator) → after_create when
+   * createdNow (failure: the new dir is removed, error) → before_run (failure: error,
+   * dir kept). `signal` aborts a running hook (its group is killed; the hook fails).
+   */
+  async prepare(
+    issue: IssueRef,
+    attempt: number | null,
+    signal?: AbortSignal,
+  ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
+    const planned = this.pathFor(issue.identifier);
+    if (!planned.ok) return planned;
+    const created = await this.#locks.run(planned.key, () =>
+      this.#create(issue, planned.key, attempt, signal),
+    );
+    if (!created.ok) return created;
+    const workspace = created.workspace;
+
+    const beforeRun = this.#hooks.beforeRun;
+    if (beforeRun !== null) {
+      const run = await this.#run(HOOK_NAMES.beforeRun, beforeRun, workspace.path, issue, attempt, signal);
+      if (!run.result.ok) return { ok: false, error: runError(HOOK_NAMES.beforeRun, run) };
+    }
+    return { ok: true, workspace };
+  }
+
+  /**
+   * after_run, once the workspace is checked to still be a directory directly under
+   * the root; failures, timeouts and an unreachable host come back in the result,
+   * never thrown; null when no hook is configured.
+   */
+  async afterRun(workspace: string, issue: IssueRef, attempt: number | null): Promise<HookResult | null> {
+    const afterRun = this.#hooks.afterRun;
+    if (afterRun === null) return null;
+    const checked = await this.#place.check(workspace);
+    if (!checked.ok) {
+      const result = notRun(
+        checked.unreachable
+          ? `[hook not run: ${checked.message}]`
+          : `[after_run not run: ${checked.message}]`,
+      );
+      this.#report(HOOK_NAMES.afterRun, issue.identifier, result);
+      return result;
+    }
+    const run = await this.#run(HOOK_NAMES.afterRun, afterRun, checked.path, issue, attempt);
+    return run.result;
+  }
+
+  /**
+   * before_remove (failure ignored) then delete the directory; only real directories
+   * directly under the root are ever removed. `removed` is true when a workspace
+   * directory existed and is gone afterwards; a missing one is not an error.
+   */
+  async remove(
+    identifier: string,
+    issueId?: string,
+  ): Promise<{ removed: boolean; error: WorkspaceError | null }> {
+    const planned = this.pathFor(identifier);
+    if (!planned.ok) return { removed: false, error: planned.error };
+    const key = planned.key;
+    return this.#locks.run(key, async () => {
+      const found = await this.#place.find(key);
+      if (found.kind === 'missing') return { removed: false, error: null };
+      if (found.kind === 'refused') return { removed: false, error: found.error };
+
+      const beforeRemove = this.#hooks.beforeRemove;
+      if (beforeRemove !== null) {
+        const issue = { id: issueId ?? '', identifier };
+        await this.#run(HOOK_NAMES.beforeRemove, beforeRemove, found.path, issue, null);
+      }
+      const error = await this.#place.delete({ key, path: found.path });
+      return { removed: error === null, error };
+    });
+  }
+
+  /** Keys that have a real directory under the root, sorted (for start-up sweeps); [] when the root does not exist. */
+  async existingKeys(): Promise<string[]> {
+    return (await this.#place.listNames()).filter(isOwnKey).sort();
+  }
+
+  /** Root → directory → after_create, under the key's lock. */
+  async #create(
+    issue: IssueRef,
+    key: string,
+    attempt: number | null,
+    signal: AbortSignal | undefined,
+  ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
+    const ensured = await this.#place.ensure(key);
+    if (!ensured.ok) return ensured;
+    const workspace = { path: ensured.path, createdNow: ensured.createdNow };
+
+    const afterCreate = this.#hooks.afterCreate;
+    if (workspace.createdNow && afterCreate !== null) {
+      const run = await this.#run(
+        HOOK_NAMES.afterCreate,
+        afterCreate,
+        workspace.path,
+        issue,
+        attempt,
+        signal,
+      );
+      if (!run.result.ok) {
+        const error = runError(HOOK_NAMES.afterCreate, run);
+        const cleanup = await this.#place.delete({ key, path: workspace.path });
+        if (cleanup === null) return { ok: false, error };
+        return {
+          ok: false,
+          error: new WorkspaceError(
+            error.kind,
+            `${error.message}; removing the new workspace failed: ${cleanup.message}`,
+            { hook: error.hook, output: error.output },
+          ),
+        };
+      }
+    }
+    return { ok: true, workspace };
+  }
+
+  /** Runs a hook in `cwd` with the restricted hook environment, and reports it. */
+  async #run(
+    hook: string,
+    script: string,
+    cwd: string,
+    issue: IssueRef,
+    attempt: number | null,
+    signal?: AbortSignal,
+  ): Promise<HookRun> {
+    const env = hookEnv(this.#place.hookBaseEnv, {
+      issueId: issue.id,
+      identifier: issue.identifier,
+      workspace: cwd,
+      attempt,
+      sshHost: this.#place.hostName,
+    });
+    const run = await this.#place.runHook(script, {
+      cwd,
+      env,
+      timeoutMs: this.#hooks.timeoutMs,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    this.#report(hook, issue.identifier, run.result);
+    return run;
+  }
+
+  #report(hook: string, issueIdentifier: string, result: HookResult): void {
+    try {
+      this.#onHook?.({ hook, issueIdentifier, result });
+    } catch {
+      // An observer's bug must not change a workspace operation's outcome.
+    }
+  }
+}
+
+/** The error for a hook result that is not ok: `hook_timeout` or `hook_failed`, with the hook's output. */
+function hookError(hook: string, result: HookResult): WorkspaceError {
+  const what = result.timedOut
+    ? 'timed out'
+    : result.exitCode !== null
+      ? `exited with code ${result.exitCode}`
+      : result.signal !== null
+        ? `was killed by ${result.signal}`
+        : 'did not run';
+  return new WorkspaceError(result.timedOut ? 'hook_timeout' : 'hook_failed', `${hook} hook ${what}`, {
+    hook,
+    output: result.output,
+  });
+}
+
+/** The error for a hook that did not succeed: `host_unreachable` when the host was down, else `hookError`. */
+function runError(hook: string, run: HookRun): WorkspaceError {
+  if (run.unreachable === null) return hookError(hook, run.result);
+  return new WorkspaceError('host_unreachable', `${hook} hook not run: ${run.unreachable}`, {
+    hook,
+    output: run.result.output,
+  });
+}
