@@ -167,7 +167,13 @@ export async function runWorker(
     const verification = await verifyCredential({
       adapter: deps.adapter,
       start,
-      key: proofKey(config.agent.kind, config.agent.command, config.agentOptions, deps.credentialValues),
+      key: proofKey(
+        config.agent.kind,
+        config.agent.command,
+        config.agentOptions,
+        deps.credentialValues,
+        deps.host?.name ?? null,
+      ),
       store: deps.proofs,
       issue,
       nowMs: deps.nowMs,

@@ -308,23 +308,28 @@ describe('SSH workers against real sshd', () => {
       server: { port },
     });
 
-    let maxA = 0;
-    let maxB = 0;
+    // The most agent processes seen at once per host, with what they were (for a failure message).
+    const most = new Map<Host, { pid: number; cmdline: string }[]>();
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        maxA = Math.max(maxA, agentProcesses(hostA()).length);
-        maxB = Math.max(maxB, agentProcesses(hostB()).length);
+        for (const host of [hostA(), hostB()]) {
+          const seen = agentProcesses(host);
+          if (seen.length > (most.get(host)?.length ?? 0)) most.set(host, seen);
+        }
         await sleep(30);
       }
     })();
     const service = await runToIdle(project);
     // Both hosts busy: stop host A while its session runs.
-    await waitFor(
-      'a session on each host',
-      () => agentProcesses(hostA()).length === 1 && agentProcesses(hostB()).length === 1,
-      { timeoutMs: 30_000, explain: () => service.tail() },
-    );
+    // A session (not a credential check) started on each host, and its agent runs there.
+    const sessionOn = (host: Host) =>
+      service.logsWith('agent session started').some((l) => l.host === host.sshd.spec) &&
+      agentProcesses(host).length === 1;
+    await waitFor('a session on each host', () => sessionOn(hostA()) && sessionOn(hostB()), {
+      timeoutMs: 30_000,
+      explain: () => service.tail(),
+    });
     const onA = service.logsWith('dispatching').find((l) => l.host === hostA().sshd.spec)
       ?.issue_identifier as string;
     expect(onA).toBeDefined();
@@ -342,8 +347,8 @@ describe('SSH workers against real sshd', () => {
     await sampler;
     await service.stop();
 
-    expect(maxA).toBe(1);
-    expect(maxB).toBe(1);
+    expect(most.get(hostA())).toHaveLength(1);
+    expect(most.get(hostB())).toHaveLength(1);
     const runs = dbRuns(project.dbPath, onA) as (ReturnType<typeof dbRuns>[number] & { host: string })[];
     expect(runs[0]?.host).toBe(hostA().sshd.spec);
     expect(runs[0]?.exit_kind).toBe('failed');

@@ -47,9 +47,13 @@ export function proofKey(
   command: string | null,
   options: Record<string, unknown>,
   credentials: readonly string[],
+  host: string | null = null,
 ): string {
   const hash = createHash('sha256');
-  hash.update(JSON.stringify([kind, command, sortKeys(options), credentials]));
+  // A proof made on one SSH host says nothing of another (its CLI, its network); a key
+  // for this machine stays what it was before hosts existed, so stored proofs still count.
+  const setup = [kind, command, sortKeys(options), credentials];
+  hash.update(JSON.stringify(host === null ? setup : [...setup, host]));
   return `${kind}:${hash.digest('hex').slice(0, 32)}`;
 }
 

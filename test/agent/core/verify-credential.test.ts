@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MemoryProofStore,
   PROOF_TTL_MS,
+  proofKey,
   type VerificationResult,
   type VerifyParams,
   verifyCredential,
@@ -148,5 +149,23 @@ describe('verifyCredential with concurrent callers', () => {
     await all;
     expect(fake.turns()).toBe(1);
     expect(store.get('fake:k')).toBe(nowMs);
+  });
+});
+
+describe('proofKey', () => {
+  const base = ['kind', 'cmd', { b: 1, a: [2] }, ['secret']] as const;
+
+  it('a setup on an SSH host has its own key, one per host, and the local key is unchanged by the host argument', () => {
+    const local = proofKey(...base);
+    expect(proofKey(...base, null)).toBe(local);
+    const onA = proofKey(...base, 'ci@a:22');
+    const onB = proofKey(...base, 'ci@b:22');
+    expect(new Set([local, onA, onB]).size).toBe(3);
+    expect(proofKey(...base, 'ci@a:22')).toBe(onA);
+  });
+
+  it('option key order does not matter, a credential value does', () => {
+    expect(proofKey('kind', 'cmd', { a: [2], b: 1 }, ['secret'])).toBe(proofKey(...base));
+    expect(proofKey('kind', 'cmd', { a: [2], b: 1 }, ['other'])).not.toBe(proofKey(...base));
   });
 });
