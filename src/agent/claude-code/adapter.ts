@@ -46,7 +46,13 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       );
     }
     const config = parsed.config;
-    const uid = this.options.uid === undefined ? (process.getuid?.() ?? null) : this.options.uid;
+    // On an SSH host the CLI runs as the login user, whose id is not known here: the host's
+    // CLI then reports a refusal itself, as a failed turn.
+    const uid = params.remote
+      ? null
+      : this.options.uid === undefined
+        ? (process.getuid?.() ?? null)
+        : this.options.uid;
     const refusal = startRefusal(config, params.env, uid);
     if (refusal !== null) throw new AgentError('agent_not_found', refusal);
     const launch = resolveLaunchTarget({

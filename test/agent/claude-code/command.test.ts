@@ -15,6 +15,7 @@ import {
 import { type ClaudeCodeConfig, claudeCodeBlock } from '../../../src/agent/claude-code/config.js';
 import { agentKind } from '../../../src/agent/registry.js';
 import { checkAgentSettings } from '../../../src/agent/validate.js';
+import { LocalRemoteHost } from '../../support/local-remote-host.js';
 import { startParams, workspaceRoot } from './support.js';
 
 function config(block: Record<string, unknown> = {}): ClaudeCodeConfig {
@@ -157,6 +158,23 @@ describe('bypassPermissions as root', () => {
           startParams({ ws, command: '/bin/true', options: { permission_mode: 'bypassPermissions' } }),
         ),
       ).rejects.toMatchObject({ kind: 'agent_not_found' });
+    } finally {
+      ws.cleanup();
+    }
+  });
+});
+
+describe('bypassPermissions on an SSH host', () => {
+  it("is not judged by this machine's user id: the session starts, the host's CLI decides", async () => {
+    const ws = workspaceRoot('claude-remote-');
+    try {
+      const adapter = new ClaudeCodeAdapter({ uid: 0 });
+      const session = await adapter.startSession({
+        ...startParams({ ws, command: '/bin/true', options: { permission_mode: 'bypassPermissions' } }),
+        remote: new LocalRemoteHost({ name: 'ci@build-1:22' }),
+      });
+      expect(session.kind).toBe('claude-code');
+      await adapter.stopSession(session);
     } finally {
       ws.cleanup();
     }

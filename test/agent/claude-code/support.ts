@@ -5,9 +5,10 @@
  * HOME, pointed at the fake model server, every switch that keeps traffic on
  * 127.0.0.1), and the lines of Claude Code's stream for fake runtimes.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 import type { UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
 import { agentKind } from '../../../src/agent/registry.js';
 import type {
@@ -32,16 +33,11 @@ export function sharedFixturesMissing(): string | null {
     : `the public transcripts are not at ${SHARED_FIXTURES} (../shared is absent)`;
 }
 
+/** The folder scripts/install-agent-clis.sh installs the pinned Claude Code package into. */
+export const CLAUDE_INSTALL_DIR = path.join(REPO_ROOT, '.cache', 'agent-clis', 'claude');
+
 /** Where scripts/install-agent-clis.sh puts the pinned Claude Code. */
-export const CLAUDE_CLI = path.join(
-  REPO_ROOT,
-  '.cache',
-  'agent-clis',
-  'claude',
-  'node_modules',
-  '.bin',
-  'claude',
-);
+export const CLAUDE_CLI = path.join(CLAUDE_INSTALL_DIR, 'node_modules', '.bin', 'claude');
 
 /**
  * Whether real-CLI tests run: the CLI is installed → run; absent outside CI → skip
@@ -124,6 +120,12 @@ export async function runSession(
   return turns;
 }
 
+/** Homes made by `realCliEnv`, removed after the test file that made them. */
+const cliHomes: string[] = [];
+afterAll(() => {
+  for (const home of cliHomes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
 /**
  * The environment of one real-CLI run: a fresh HOME, the fake model server as the
  * API, a dummy key, and the switches that stop telemetry, error reports, update
@@ -131,6 +133,7 @@ export async function runSession(
  */
 export function realCliEnv(baseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'claude-home-'));
+  cliHomes.push(home);
   return {
     PATH: `${path.dirname(CLAUDE_CLI)}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
