@@ -52,17 +52,19 @@ export function agentEnvironment(
 }
 
 /**
- * The environment an agent on an SSH host gets: its own kind's credentials that are set,
- * plus the owner tag. Nothing else of this machine's environment travels (the host's login
- * provides PATH, HOME and the rest).
+ * The environment an agent on an SSH host gets: its own kind's credentials and the
+ * variables the workflow forwards (`worker.ssh_forward_env`) that are set, plus the owner
+ * tag. Nothing else of this machine's environment travels (the host's login provides
+ * PATH, HOME and the rest).
  */
 export function remoteAgentEnvironment(
   env: NodeJS.ProcessEnv,
   ownCredentials: readonly string[],
+  forwarded: readonly string[],
   tag: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ownCredentials) {
+  for (const name of [...ownCredentials, ...forwarded]) {
     const value = env[name];
     if (value !== undefined && value !== '') out[name] = value;
   }

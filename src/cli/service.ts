@@ -157,7 +157,7 @@ export async function runService(
   const remote = createRemoteWorkers({
     config,
     env: process.env,
-    agentEnv: remoteAgentEnvironment(process.env, kind.runtime.credentialEnv, tag),
+    agentEnv: remoteAgentEnvironment(process.env, kind.runtime.credentialEnv, config.worker.forwardEnv, tag),
     onHook,
     warn: (message, fields) => log.warn({ ...fields }, message),
   });

@@ -79,6 +79,8 @@ export interface ServiceConfig {
     /** Login name for entries without `user@`; null = the local user name. */
     user: string | null;
     connectTimeoutMs: number;
+    /** Names of this machine's variables sent to agents on hosts (beside the kind's credentials). */
+    forwardEnv: string[];
   };
   /** Agent kind → rates in USD per million tokens. */
   tokenRates: Record<string, TokenRates>;
@@ -196,6 +198,18 @@ export function buildServiceConfig(
     });
   }
 
+  const forwardEnv = [...new Set(fm.worker.ssh_forward_env.map((n) => n.trim()))];
+  fm.worker.ssh_forward_env.forEach((raw, index) => {
+    const name = raw.trim();
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return;
+    issues.push({
+      severity: 'error',
+      code: 'worker.ssh_forward_env.invalid',
+      message: `worker.ssh_forward_env entry "${name}" is not an environment variable name`,
+      path: ['worker', 'ssh_forward_env', index],
+    });
+  });
+
   const agentKind = fm.agent.kind?.trim() ?? '';
   if (agentKind === '') {
     issues.push({
@@ -257,6 +271,7 @@ export function buildServiceConfig(
       ),
       user: sshUser,
       connectTimeoutMs: fm.worker.ssh_connect_timeout_ms,
+      forwardEnv,
     },
     tokenRates: Object.fromEntries(
       Object.entries(fm.token_rates).map(([kind, r]) => [

@@ -210,6 +210,7 @@ export const frontMatterSchema = z
       ssh_known_hosts_file: optionalString(),
       ssh_user: optionalString(),
       ssh_connect_timeout_ms: int(30_000, { min: 1 }),
+      ssh_forward_env: z.preprocess(absentIfNull, z.array(z.string()).optional()).transform((v) => v ?? []),
     }),
     token_rates: z
       .preprocess(absentIfNull, z.record(z.string(), tokenRateSchema).optional())

@@ -117,12 +117,18 @@ describe('SSH workers against real sshd', () => {
     timeout: 120_000,
   }, async () => {
     const { project, root } = newProject(
-      [makeIssue(1, '!printenv MOCK_API_KEY\n!usage 30 12\n!silent 2500\n!ok remote done')],
+      [
+        makeIssue(
+          1,
+          '!printenv MOCK_API_KEY\n!printenv FORWARDED_SETTING\n!printenv LOCAL_ONLY_SETTING\n!usage 30 12\n!silent 2500\n!ok remote done',
+        ),
+      ],
       [hostA()],
       'e2e',
     );
     project.writeWorkflow({
       hooks: { after_create: 'echo "created by $(id -u) on $ORCHESTRATOR_SSH_HOST" > hook-output.txt' },
+      worker: { ssh_forward_env: ['FORWARDED_SETTING'] },
     });
     // Scan every process's command line while the service runs.
     const seenInCmdline: string[] = [];
@@ -133,7 +139,11 @@ describe('SSH workers against real sshd', () => {
         await sleep(40);
       }
     })();
-    const service = await runToIdle(project, { MOCK_API_KEY: CREDENTIAL });
+    const service = await runToIdle(project, {
+      MOCK_API_KEY: CREDENTIAL,
+      FORWARDED_SETTING: 'sent-to-hosts',
+      LOCAL_ONLY_SETTING: 'stays-here',
+    });
     await waitFor('the issue handed off', () => project.issue('E-1').state === 'Review', {
       timeoutMs: 60_000,
       explain: () => service.tail(),
@@ -158,6 +168,9 @@ describe('SSH workers against real sshd', () => {
     // It arrived (the notice is logged, masked) and leaked nowhere.
     const log = readFileSync(service.logPath, 'utf8');
     expect(log).toContain('MOCK_API_KEY=***');
+    // Only what the workflow forwards travels besides the credential.
+    expect(log).toContain('FORWARDED_SETTING=sent-to-hosts');
+    expect(log).toContain('LOCAL_ONLY_SETTING=(unset)');
     expect(log).not.toContain(CREDENTIAL);
     expect(seenInCmdline).toEqual([]);
     // accept-new recorded the host key in the managed file.

@@ -393,6 +393,12 @@ const INVALID: InvalidRow[] = [
   },
   { file: 'worker-ssh-user-invalid.md', code: 'worker.ssh_user.invalid', line: 30, message: 'ci bot' },
   {
+    file: 'worker-ssh-forward-env-bad-name.md',
+    code: 'worker.ssh_forward_env.invalid',
+    line: 12,
+    message: 'NOT A NAME',
+  },
+  {
     file: 'worker-ssh-connect-timeout-zero.md',
     code: 'worker.ssh_connect_timeout_ms.out_of_range',
     line: 30,

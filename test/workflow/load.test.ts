@@ -231,6 +231,7 @@ describe('worker (SSH) keys', () => {
       knownHostsFile: path.join(dir, '.orchestrator-known-hosts'),
       user: null,
       connectTimeoutMs: 30_000,
+      forwardEnv: [],
     });
   });
 
@@ -292,5 +293,17 @@ describe('worker (SSH) keys', () => {
   it('an invalid login name in ssh_user is an error', () => {
     const d = diagnostics(withWorker('  ssh_user: "-oProxyCommand=x"'));
     expect(d.map((x) => [x.code, x.line])).toEqual([['worker.ssh_user.invalid', 9]]);
+  });
+
+  it('ssh_forward_env names are trimmed and de-duplicated; a name that is not a variable name is an error at its line', () => {
+    const good = load(withWorker('  ssh_forward_env: [ANTHROPIC_BASE_URL, " LANG ", LANG]'));
+    if (!good.ok) throw new Error(JSON.stringify(good.diagnostics));
+    expect(good.workflow.config.worker.forwardEnv).toEqual(['ANTHROPIC_BASE_URL', 'LANG']);
+    const d = diagnostics(withWorker('  ssh_forward_env:\n    - OK_NAME\n    - "BAD NAME"\n    - "1X"'));
+    expect(d.map((x) => [x.code, x.line])).toEqual([
+      ['worker.ssh_forward_env.invalid', 11],
+      ['worker.ssh_forward_env.invalid', 12],
+    ]);
+    expect(d[0]?.message).toContain('"BAD NAME"');
   });
 });
