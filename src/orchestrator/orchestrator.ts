@@ -539,8 +539,8 @@ export class Orchestrator {
     const workflow = this.deps.workflow.current();
     const startedAtMs = clock.nowMs();
     const host = hostName ?? HOST_LOCAL;
-    const remote = hostName === null || this.deps.remote === undefined ? null : this.deps.remote;
-    const remoteHost = remote === null || hostName === null ? null : remote.host(hostName);
+    const remote = this.deps.remote;
+    const onHost = hostName === null || remote === undefined ? null : { remote, host: remote.host(hostName) };
     this.claimed.add(issue.id);
     const runId = store.startRun({
       issueId: issue.id,
@@ -592,11 +592,10 @@ export class Orchestrator {
         tracker: this.deps.tracker,
         adapter: this.deps.agent.adapter,
         kind: this.deps.agent.kind,
-        workspaces:
-          remote === null || remoteHost === null ? this.deps.workspaces : remote.workspaces(remoteHost),
-        host: remoteHost,
+        workspaces: onHost === null ? this.deps.workspaces : onHost.remote.workspaces(onHost.host),
+        host: onHost?.host ?? null,
         proofs: this.deps.proofs,
-        agentEnv: remote === null ? this.deps.agentEnv : remote.agentEnv,
+        agentEnv: onHost === null ? this.deps.agentEnv : onHost.remote.agentEnv,
         credentialValues: this.deps.credentialValues,
         log,
         nowMs: () => clock.nowMs(),
@@ -724,10 +723,9 @@ export class Orchestrator {
     this.running.delete(issue.id);
     if (entry.host !== HOST_LOCAL) {
       this.hosts.release(entry.host);
-      if (isHostFailure(outcome))
-        void this.checkHost(entry.host, outcome.exit.type === 'failed' ? outcome.exit.message : null);
-      else if (outcome.exit.type === 'failed') void this.checkHost(entry.host, null);
-      else this.hosts.markUp(entry.host);
+      const exit = outcome.exit;
+      if (exit.type !== 'failed') this.hosts.markUp(entry.host);
+      else void this.checkHost(entry.host, exit.kind === 'host_unreachable' ? exit.message : null);
     }
     const usage = outcome.lastResult?.usage ?? ZERO_TOKENS;
     const cost = outcome.lastResult ? this.deps.pricing(usage, outcome.lastResult.reportedAmounts) : 0;
@@ -1025,11 +1023,6 @@ export class Orchestrator {
     // Failure retries are saved without a session, so only continuations resume one.
     this.dispatchSafely(issue, entry.attempt, entry.sessionId, host);
   }
-}
-
-/** True when the run failed because its host could not be reached. */
-function isHostFailure(outcome: WorkerOutcome): boolean {
-  return outcome.exit.type === 'failed' && outcome.exit.kind === 'host_unreachable';
 }
 
 /** What must change about an issue before a held one is tried again. */

@@ -30,7 +30,7 @@ function config(sshHosts: string[], perHost: number): Pick<ServiceConfig, 'agent
       knownHostsFile: '/tmp/known_hosts',
       user: null,
       connectTimeoutMs: 30_000,
-    forwardEnv: [],
+      forwardEnv: [],
     },
   };
 }

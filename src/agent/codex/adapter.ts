@@ -4,7 +4,8 @@
  * skeleton; when the installed Codex has no `app-server`, or the command names
  * `exec`, one `codex exec --json` process per turn through the fork-per-turn
  * skeleton. It holds no settings: each session parses its own block and gets its
- * own managed CODEX_HOME, prepared before anything is launched.
+ * own managed CODEX_HOME, prepared before anything is launched: a local folder,
+ * or for a session on an SSH host a folder on that host (`remote-home.ts`).
  */
 
 import { execFile } from 'node:child_process';
@@ -30,6 +31,7 @@ import {
 import { codexBlock } from './config.js';
 import { ExecSession } from './exec-session.js';
 import { prepareManagedHome } from './home.js';
+import { prepareRemoteHome } from './remote-home.js';
 import { CODEX_USAGE_SOURCES } from './usage.js';
 
 interface CodexAgentSession extends AgentSession {
@@ -53,22 +55,22 @@ export class CodexAdapter implements AgentAdapter {
       throw new AgentError('agent_not_found', `codex: ${parsed.issues.map((i) => i.message).join('; ')}`);
     }
     const config = parsed.config;
-    // Its managed home (config, credentials) is a local directory; a host would need its own.
-    if (params.remote) {
-      throw new AgentError(
-        'agent_not_found',
-        `this kind does not run on SSH hosts yet (${params.remote.name})`,
-      );
-    }
+    const remote = params.remote ?? null;
     const launch = resolveLaunchTarget({
       workspacePath: params.workspacePath,
       workspaceRoot: params.workspaceRoot,
       command: params.agent.command,
       defaultCommand: CODEX_DEFAULT_COMMAND,
       env: params.env,
+      remote,
     });
     if (!launch.ok) throw launch.error;
-    const home = prepareManagedHome({ config, env: params.env, command: params.agent.command });
+    // On a host the managed home is a folder there, prepared by a script run on it.
+    const homeInput = { config, env: params.env, command: params.agent.command };
+    const home =
+      remote === null
+        ? prepareManagedHome(homeInput)
+        : await prepareRemoteHome({ ...homeInput, host: remote });
     if (!home.ok) throw new AgentError('agent_not_found', home.message);
     const env = codexEnv(params.env, home.home);
     const { mode, baseArgs } = launchMode(launch.target.args);
@@ -142,21 +144,57 @@ const HELP_PROBE_TIMEOUT_MS = 15_000;
  * Asks the installed Codex whether it has `app-server`, once its app-server process died
  * before the handshake without saying why: an old build may take the unknown word for a
  * prompt instead of refusing it. True only when the help lists subcommands and not that one.
+ * For an agent on a host the probe runs there, with the session's environment.
  */
-function helpLacksAppServer(target: LaunchTarget, env: Record<string, string>): Promise<boolean> {
+async function helpLacksAppServer(target: LaunchTarget, env: Record<string, string>): Promise<boolean> {
+  const help =
+    target.location.type === 'remote' ? await remoteHelp(target, env) : await localHelp(target, env);
+  return help !== null && /^Commands:/m.test(help) && !helpListsSubcommand(help, 'app-server');
+}
+
+/** The local program's `--help` output, null when it failed. */
+function localHelp(target: LaunchTarget, env: Record<string, string>): Promise<string | null> {
   const command = auxiliaryCommand(target, ['--help']);
-  if (!command.ok) return Promise.resolve(false);
+  if (!command.ok) return Promise.resolve(null);
   return new Promise((resolve) => {
     execFile(
       command.command,
       command.args,
       { cwd: command.cwd, env, timeout: HELP_PROBE_TIMEOUT_MS, maxBuffer: 1024 * 1024 },
-      (error, stdout) => {
-        const help = String(stdout);
-        resolve(error === null && /^Commands:/m.test(help) && !helpListsSubcommand(help, 'app-server'));
-      },
+      (error, stdout) => resolve(error === null ? String(stdout) : null),
     );
   });
+}
+
+/**
+ * The host program's `--help` output (stdout only), null when it failed. The program
+ * and its leading arguments reach the script as variables, so the text names none of them.
+ */
+async function remoteHelp(target: LaunchTarget, env: Record<string, string>): Promise<string | null> {
+  if (target.location.type !== 'remote') return null;
+  const argVars = target.args.map((_, i) => `ORCH_PROBE_ARG_${i}`);
+  const vars: Record<string, string> = { ...env, ORCH_PROBE_PROGRAM: target.command };
+  target.args.forEach((arg, i) => {
+    vars[`ORCH_PROBE_ARG_${i}`] = arg;
+  });
+  const words = ['"$ORCH_PROBE_PROGRAM"', ...argVars.map((v) => `"$${v}"`), '--help'];
+  try {
+    const ran = await target.location.host.run({
+      // A leading ~/ is expanded as the launch's shell would.
+      script: [
+        'case $ORCH_PROBE_PROGRAM in "~/"*) ORCH_PROBE_PROGRAM=$HOME/${ORCH_PROBE_PROGRAM#"~/"};; esac',
+        `exec ${words.join(' ')} 2>/dev/null`,
+      ].join('\n'),
+      cwd: target.workspacePath,
+      env: vars,
+      timeoutMs: HELP_PROBE_TIMEOUT_MS,
+      maxOutputBytes: 1024 * 1024,
+    });
+    if (!ran.ok || ran.result.exitCode !== 0 || ran.result.timedOut) return null;
+    return ran.result.output;
+  } catch {
+    return null;
+  }
 }
 
 /** The adapter of the `codex` kind. */

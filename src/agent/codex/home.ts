@@ -112,16 +112,20 @@ function refresh(from: string, to: string): void {
   renameSync(temp, to);
 }
 
+/** The name of a setup's managed folder: its source folder, command and raw overrides, hashed. */
+export function setupHash(source: string, input: Pick<HomeInput, 'config' | 'command'>): string {
+  return createHash('sha256')
+    .update(JSON.stringify([source, input.command, input.config.configOverrides]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
 /** Prepares the managed CODEX_HOME of this setup; never writes to the source folder. */
 export function prepareManagedHome(input: HomeInput): HomeResult {
   const source = sourceHome(input.config, input.env);
   const missing = missingCredential(source, input.config, input.env);
   if (missing !== null) return { ok: false, message: missing };
-  const setup = createHash('sha256')
-    .update(JSON.stringify([source, input.command, input.config.configOverrides]))
-    .digest('hex')
-    .slice(0, 16);
-  const home = path.join(managedRoot(input.env), setup);
+  const home = path.join(managedRoot(input.env), setupHash(source, input));
   if (path.resolve(home) === path.resolve(source)) return { ok: true, home, source };
   try {
     mkdirSync(home, { recursive: true, mode: 0o700 });
