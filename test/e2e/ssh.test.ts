@@ -8,7 +8,7 @@
  */
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
 import { installMockAgent, type RemoteAgent } from '../support/remote-agent.js';
 import {
@@ -23,63 +23,33 @@ import {
   waitFor,
   waitIdle,
 } from '../support/service.js';
-import {
-  allCommandLines,
-  ensureTestUser,
-  killUserProcesses,
-  pollUntil,
-  remoteProcesses,
-  type Sshd,
-  startSshd,
-  type TestUser,
-} from '../support/sshd.js';
+import { type SshSession, useSshHost, watchCommandLines } from '../support/ssh-session.js';
+import { pollUntil, remoteProcesses } from '../support/sshd.js';
 
 useServiceCleanup();
 
 const CREDENTIAL = 'mock-remote-cred-7c41e9a2d05b';
 
-interface Host {
-  user: TestUser;
-  sshd: Sshd;
-}
-
-const hosts: Host[] = [];
 let agent: RemoteAgent;
+// Each host its own user; the second authorizes the first's client key, so one key reaches both.
+const hostA = useSshHost('orchssh-e2e-a');
+const hostB = useSshHost('orchssh-e2e-b', { clientKeyPath: () => hostA.sshd.clientKeyPath });
 
-beforeAll(async () => {
+beforeAll(() => {
   agent = installMockAgent();
-  for (const name of ['orchssh-e2e-a', 'orchssh-e2e-b']) {
-    const user = ensureTestUser(name);
-    killUserProcesses(name);
-    const sshd = await startSshd({
-      user: name,
-      ...(hosts[0] ? { clientKeyPath: hosts[0].sshd.clientKeyPath } : {}),
-    });
-    hosts.push({ user, sshd });
-  }
-}, 60_000);
-
-afterAll(async () => {
-  for (const host of hosts) {
-    await host.sshd.stop().catch(() => undefined);
-    killUserProcesses(host.user.name);
-  }
 });
 
-const hostA = () => hosts[0] as Host;
-const hostB = () => hosts[1] as Host;
-
 /** A fresh workspace root in the user's home (a path that exists only where the host made it). */
-function remoteRoot(host: Host, tag: string): string {
+function remoteRoot(host: SshSession, tag: string): string {
   return path.join(host.user.home, `ws-${tag}-${Date.now()}`);
 }
 
 /** The worker settings for `used` hosts, everything else as in the other e2e tests. */
-function sshConfig(project: { dir: string }, used: Host[], root: string, command: string) {
+function sshConfig(project: { dir: string }, used: SshSession[], root: string, command: string) {
   return {
     worker: {
       ssh_hosts: used.map((h) => h.sshd.spec),
-      ssh_identity_file: hostA().sshd.clientKeyPath,
+      ssh_identity_file: hostA.sshd.clientKeyPath,
       ssh_known_hosts_file: path.join(project.dir, 'known_hosts'),
       ssh_strict_host_key_checking: 'accept-new',
     },
@@ -90,15 +60,20 @@ function sshConfig(project: { dir: string }, used: Host[], root: string, command
 }
 
 /** Agent processes (the bundled runtime, or the wrapper's child) of a host's user; not the shells around them. */
-function agentProcesses(host: Host): { pid: number; cmdline: string }[] {
+function agentProcesses(host: SshSession): { pid: number; cmdline: string }[] {
   return remoteProcesses(host.user.name).filter(
     (p) => p.cmdline.startsWith(`${process.execPath} `) || p.cmdline === `sleep ${agent.childMarker}`,
   );
 }
 
-function newProject(issues: ReturnType<typeof makeIssue>[], used: Host[], tag: string, command?: string) {
+function newProject(
+  issues: ReturnType<typeof makeIssue>[],
+  used: SshSession[],
+  tag: string,
+  command?: string,
+) {
   const project = createProject({ issues });
-  const root = remoteRoot(used[0] as Host, tag);
+  const root = remoteRoot(used[0] as SshSession, tag);
   project.writeWorkflow(sshConfig(project, used, root, command ?? agent.command));
   return { project, root };
 }
@@ -123,7 +98,7 @@ describe('SSH workers against real sshd', () => {
           '!printenv MOCK_API_KEY\n!printenv FORWARDED_SETTING\n!printenv LOCAL_ONLY_SETTING\n!usage 30 12\n!silent 2500\n!ok remote done',
         ),
       ],
-      [hostA()],
+      [hostA],
       'e2e',
     );
     project.writeWorkflow({
@@ -131,14 +106,7 @@ describe('SSH workers against real sshd', () => {
       worker: { ssh_forward_env: ['FORWARDED_SETTING'] },
     });
     // Scan every process's command line while the service runs.
-    const seenInCmdline: string[] = [];
-    let scanning = true;
-    const scanner = (async () => {
-      while (scanning) {
-        for (const p of allCommandLines()) if (p.cmdline.includes(CREDENTIAL)) seenInCmdline.push(p.cmdline);
-        await sleep(40);
-      }
-    })();
+    const watch = watchCommandLines(CREDENTIAL);
     const service = await runToIdle(project, {
       MOCK_API_KEY: CREDENTIAL,
       FORWARDED_SETTING: 'sent-to-hosts',
@@ -149,19 +117,18 @@ describe('SSH workers against real sshd', () => {
       explain: () => service.tail(),
     });
     await waitIdle(service);
-    scanning = false;
-    await scanner;
+    const { leaks: seenInCmdline } = await watch.stop();
     await service.stop();
 
     const workspace = path.join(root, 'E-1');
-    expect(statSync(workspace).uid).toBe(hostA().user.uid);
+    expect(statSync(workspace).uid).toBe(hostA.user.uid);
     const hookOutput = readFileSync(path.join(workspace, 'hook-output.txt'), 'utf8');
-    expect(hookOutput).toBe(`created by ${hostA().user.uid} on ${hostA().sshd.spec}\n`);
+    expect(hookOutput).toBe(`created by ${hostA.user.uid} on ${hostA.sshd.spec}\n`);
     expect(existsSync(project.workspaceRoot)).toBe(false);
 
     const runs = dbRuns(project.dbPath, 'E-1') as (ReturnType<typeof dbRuns>[number] & { host: string })[];
     expect(runs.map((r) => [r.host, r.exit_kind, r.workspace])).toEqual([
-      [hostA().sshd.spec, 'succeeded', workspace],
+      [hostA.sshd.spec, 'succeeded', workspace],
     ]);
     expect(runs[0]?.total_tokens).toBe(42);
 
@@ -174,7 +141,7 @@ describe('SSH workers against real sshd', () => {
     expect(log).not.toContain(CREDENTIAL);
     expect(seenInCmdline).toEqual([]);
     // accept-new recorded the host key in the managed file.
-    expect(readFileSync(path.join(project.dir, 'known_hosts'), 'utf8')).toContain(hostA().sshd.hostPublicKey);
+    expect(readFileSync(path.join(project.dir, 'known_hosts'), 'utf8')).toContain(hostA.sshd.hostPublicKey);
   });
 
   it('a turn timeout and a cancel leave no process of the agent on the host, including a child it started', {
@@ -182,7 +149,7 @@ describe('SSH workers against real sshd', () => {
   }, async () => {
     const { project } = newProject(
       [makeIssue(1, '!abort'), makeIssue(2, '!abort')],
-      [hostA()],
+      [hostA],
       'kill',
       agent.withChildCommand,
     );
@@ -194,7 +161,7 @@ describe('SSH workers against real sshd', () => {
     const service = await runToIdle(project);
 
     // Turn timeout: E-1's agent and its child run, then the timer ends the turn.
-    await waitFor('the agent and its child on the host', () => agentProcesses(hostA()).length >= 2, {
+    await waitFor('the agent and its child on the host', () => agentProcesses(hostA).length >= 2, {
       timeoutMs: 30_000,
       explain: () => service.tail(),
     });
@@ -206,14 +173,14 @@ describe('SSH workers against real sshd', () => {
           .find((l) => l.issue_identifier === 'E-1' && l.error_kind === 'turn_timeout'),
       { timeoutMs: 30_000, explain: () => service.tail() },
     );
-    expect(await pollUntil(() => agentProcesses(hostA()).length === 0, 10_000)).toBe(true);
+    expect(await pollUntil(() => agentProcesses(hostA).length === 0, 10_000)).toBe(true);
 
     // Cancel: E-2 starts, then leaves the active states; reconciliation cancels the turn.
     project.editIssue('E-2', { state: 'Todo' });
     await waitFor(
       'E-2 running on the host',
       () =>
-        agentProcesses(hostA()).length >= 2 &&
+        agentProcesses(hostA).length >= 2 &&
         service.logsWith('dispatching').some((l) => l.issue_identifier === 'E-2'),
       { timeoutMs: 30_000, explain: () => service.tail() },
     );
@@ -223,8 +190,8 @@ describe('SSH workers against real sshd', () => {
       () => service.logsWith('worker exited').find((l) => l.issue_identifier === 'E-2'),
       { timeoutMs: 30_000, explain: () => service.tail() },
     );
-    expect(await pollUntil(() => agentProcesses(hostA()).length === 0, 10_000)).toBe(true);
-    expect(agentProcesses(hostA())).toEqual([]);
+    expect(await pollUntil(() => agentProcesses(hostA).length === 0, 10_000)).toBe(true);
+    expect(agentProcesses(hostA)).toEqual([]);
     await service.stop();
   });
 
@@ -237,8 +204,8 @@ describe('SSH workers against real sshd', () => {
     chmodSync(project.dir, 0o755);
     chmodSync(root, 0o1777);
     const knownHosts = path.join(project.dir, 'known_hosts');
-    writeFileSync(knownHosts, `${hostB().sshd.knownHostsLine()}\n`);
-    const config = sshConfig(project, [hostA(), hostB()], root, agent.command);
+    writeFileSync(knownHosts, `${hostB.sshd.knownHostsLine()}\n`);
+    const config = sshConfig(project, [hostA, hostB], root, agent.command);
     project.writeWorkflow({
       ...config,
       worker: { ...config.worker, ssh_strict_host_key_checking: 'yes', max_concurrent_agents_per_host: 1 },
@@ -252,27 +219,27 @@ describe('SSH workers against real sshd', () => {
     await service.stop();
 
     const runs = dbRuns(project.dbPath) as (ReturnType<typeof dbRuns>[number] & { host: string })[];
-    const refused = runs.filter((r) => r.host === hostA().sshd.spec);
+    const refused = runs.filter((r) => r.host === hostA.sshd.spec);
     expect(refused.length).toBeGreaterThan(0);
     for (const run of refused) {
       expect(run.error_kind).toBe('host_unreachable');
       expect(run.error).toContain('host key');
     }
     expect(runs.filter((r) => r.exit_kind === 'succeeded').map((r) => r.host)).toEqual([
-      hostB().sshd.spec,
-      hostB().sshd.spec,
+      hostB.sshd.spec,
+      hostB.sshd.spec,
     ]);
     expect(
       service.logsWith('SSH host marked down; its work goes to other hosts').map((l) => l.host),
-    ).toContain(hostA().sshd.spec);
+    ).toContain(hostA.sshd.spec);
     // "yes" never writes the file.
-    expect(readFileSync(knownHosts, 'utf8')).toBe(`${hostB().sshd.knownHostsLine()}\n`);
+    expect(readFileSync(knownHosts, 'utf8')).toBe(`${hostB.sshd.knownHostsLine()}\n`);
   });
 
   it('at start, the workspace of an issue that became terminal meanwhile is removed on its host, before_remove running there', {
     timeout: 120_000,
   }, async () => {
-    const { project, root } = newProject([makeIssue(1, '!ok', { state: 'Done' })], [hostA()], 'sweep');
+    const { project, root } = newProject([makeIssue(1, '!ok', { state: 'Done' })], [hostA], 'sweep');
     const trace = path.join(project.dir, 'removals');
     mkdirSync(trace);
     chmodSync(project.dir, 0o755);
@@ -283,7 +250,7 @@ describe('SSH workers against real sshd', () => {
     // The workspace a run on the host left behind, owned by the host's user.
     for (const dir of [root, path.join(root, 'E-1')]) {
       mkdirSync(dir);
-      chownSync(dir, hostA().user.uid, -1);
+      chownSync(dir, hostA.user.uid, -1);
     }
     const service = await runToIdle(project);
     await waitFor(
@@ -296,9 +263,7 @@ describe('SSH workers against real sshd', () => {
     );
     await service.stop();
     expect(existsSync(path.join(root, 'E-1'))).toBe(false);
-    expect(readFileSync(path.join(trace, 'log'), 'utf8')).toBe(
-      `${hostA().user.uid} ${hostA().sshd.spec} E-1\n`,
-    );
+    expect(readFileSync(path.join(trace, 'log'), 'utf8')).toBe(`${hostA.user.uid} ${hostA.sshd.spec} E-1\n`);
   });
 
   it('two hosts with a cap of one each run three issues one per host at a time; a host that goes down sends its retry to the other', {
@@ -312,7 +277,7 @@ describe('SSH workers against real sshd', () => {
     mkdirSync(root);
     chmodSync(project.dir, 0o755);
     chmodSync(root, 0o1777);
-    const config = sshConfig(project, [hostA(), hostB()], root, agent.command);
+    const config = sshConfig(project, [hostA, hostB], root, agent.command);
     const port = await freePort();
     project.writeWorkflow({
       ...config,
@@ -322,11 +287,11 @@ describe('SSH workers against real sshd', () => {
     });
 
     // The most agent processes seen at once per host, with what they were (for a failure message).
-    const most = new Map<Host, { pid: number; cmdline: string }[]>();
+    const most = new Map<SshSession, { pid: number; cmdline: string }[]>();
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        for (const host of [hostA(), hostB()]) {
+        for (const host of [hostA, hostB]) {
           const seen = agentProcesses(host);
           if (seen.length > (most.get(host)?.length ?? 0)) most.set(host, seen);
         }
@@ -336,17 +301,17 @@ describe('SSH workers against real sshd', () => {
     const service = await runToIdle(project);
     // Both hosts busy: stop host A while its session runs.
     // A session (not a credential check) started on each host, and its agent runs there.
-    const sessionOn = (host: Host) =>
+    const sessionOn = (host: SshSession) =>
       service.logsWith('agent session started').some((l) => l.host === host.sshd.spec) &&
       agentProcesses(host).length === 1;
-    await waitFor('a session on each host', () => sessionOn(hostA()) && sessionOn(hostB()), {
+    await waitFor('a session on each host', () => sessionOn(hostA) && sessionOn(hostB), {
       timeoutMs: 30_000,
       explain: () => service.tail(),
     });
-    const onA = service.logsWith('dispatching').find((l) => l.host === hostA().sshd.spec)
+    const onA = service.logsWith('dispatching').find((l) => l.host === hostA.sshd.spec)
       ?.issue_identifier as string;
     expect(onA).toBeDefined();
-    await hostA().sshd.stop();
+    await hostA.sshd.stop();
 
     await waitFor(
       'all three issues handed off',
@@ -360,25 +325,17 @@ describe('SSH workers against real sshd', () => {
     await sampler;
     await service.stop();
 
-    expect(most.get(hostA())).toHaveLength(1);
-    expect(most.get(hostB())).toHaveLength(1);
+    expect(most.get(hostA)).toHaveLength(1);
+    expect(most.get(hostB)).toHaveLength(1);
     const runs = dbRuns(project.dbPath, onA) as (ReturnType<typeof dbRuns>[number] & { host: string })[];
-    expect(runs[0]?.host).toBe(hostA().sshd.spec);
+    expect(runs[0]?.host).toBe(hostA.sshd.spec);
     expect(runs[0]?.exit_kind).toBe('failed');
     const last = runs[runs.length - 1];
-    expect(last?.host).toBe(hostB().sshd.spec);
+    expect(last?.host).toBe(hostB.sshd.spec);
     expect(last?.exit_kind).toBe('succeeded');
     // The host's session died with the connection: nothing of the agent is left there.
-    expect(await pollUntil(() => agentProcesses(hostA()).length === 0, 10_000)).toBe(true);
+    expect(await pollUntil(() => agentProcesses(hostA).length === 0, 10_000)).toBe(true);
     // Bring host A back for any later test.
-    hosts[0] = {
-      ...hostA(),
-      sshd: await startSshd({
-        user: hostA().user.name,
-        port: hostA().sshd.port,
-        hostKeyPath: hostA().sshd.hostKeyPath,
-        clientKeyPath: hostA().sshd.clientKeyPath,
-      }),
-    };
+    await hostA.restart();
   });
 });

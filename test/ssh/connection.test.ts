@@ -7,24 +7,18 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTestUser, pollUntil, type Sshd, startSshd } from '../support/sshd.js';
-import { closeAll, hostsFor } from './support.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { restartSshd, useSshHost } from '../support/ssh-session.js';
+import { pollUntil, type Sshd, startSshd } from '../support/sshd.js';
+import { closeAll, freshHost, hostsFor } from './support.js';
 
 const USER = 'orchssh-conn';
-let sshd: Sshd;
+const ssh = useSshHost(USER);
 const extraServers: Sshd[] = [];
 
-beforeAll(async () => {
-  ensureTestUser(USER);
-  sshd = await startSshd({ user: USER });
-});
 afterEach(async () => {
   await closeAll();
   await Promise.all(extraServers.splice(0).map((server) => server.stop()));
-});
-afterAll(async () => {
-  await sshd?.stop();
 });
 
 function knownHostsPath(): string {
@@ -34,17 +28,15 @@ function knownHostsPath(): string {
 describe('host key policy', () => {
   it('accept-new records an unknown host as "[host]:port type base64" in a 0600 file', async () => {
     const file = knownHostsPath();
-    const host = hostsFor(sshd, { knownHostsFile: file, strictHostKeyChecking: 'accept-new' }).host(
-      sshd.spec,
-    );
+    const host = freshHost(ssh.sshd, { knownHostsFile: file, strictHostKeyChecking: 'accept-new' });
     expect(await host.probe()).toEqual({ ok: true });
-    expect(readFileSync(file, 'utf8')).toBe(`[127.0.0.1]:${sshd.port} ${sshd.hostPublicKey}\n`);
+    expect(readFileSync(file, 'utf8')).toBe(`[127.0.0.1]:${ssh.sshd.port} ${ssh.sshd.hostPublicKey}\n`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it('yes refuses a host that is not in the file, naming the file', async () => {
     const file = knownHostsPath();
-    const host = hostsFor(sshd, { knownHostsFile: file, strictHostKeyChecking: 'yes' }).host(sshd.spec);
+    const host = freshHost(ssh.sshd, { knownHostsFile: file, strictHostKeyChecking: 'yes' });
     const probed = await host.probe();
     expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!probed.ok) {
@@ -64,15 +56,15 @@ describe('host key policy', () => {
         '@cert-authority *.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB0gkQ3vOBZqDZAT0sH3lXYsn0B5j1QNGXeDZ3yzAAAA',
         'other.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB0gkQ3vOBZqDZAT0sH3lXYsn0B5j1QNGXeDZ3yzAAAA',
         'garbage',
-        sshd.knownHostsLine(),
+        ssh.sshd.knownHostsLine(),
       ].join('\n'),
     );
     const warnings: string[] = [];
-    const host = hostsFor(sshd, {
+    const host = freshHost(ssh.sshd, {
       knownHostsFile: file,
       strictHostKeyChecking: 'yes',
       onWarn: (message) => warnings.push(message),
-    }).host(sshd.spec);
+    });
     expect(await host.probe()).toEqual({ ok: true });
     expect(warnings).toContain('ignored a known_hosts line');
   });
@@ -81,14 +73,14 @@ describe('host key policy', () => {
     const file = knownHostsPath();
     const first = await startSshd({ user: USER });
     extraServers.push(first);
-    const before = hostsFor(first, { knownHostsFile: file }).host(first.spec);
+    const before = freshHost(first, { knownHostsFile: file });
     expect(await before.probe()).toEqual({ ok: true });
     await closeAll();
     await first.stop();
     const impostor = await startSshd({ user: USER, port: first.port, clientKeyPath: first.clientKeyPath });
     extraServers.push(impostor);
     expect(impostor.hostPublicKey).not.toBe(first.hostPublicKey);
-    const after = hostsFor(impostor, { knownHostsFile: file }).host(impostor.spec);
+    const after = freshHost(impostor, { knownHostsFile: file });
     const probed = await after.probe();
     expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!probed.ok) {
@@ -101,7 +93,7 @@ describe('host key policy', () => {
 
   it('no accepts any key and records nothing', async () => {
     const file = knownHostsPath();
-    const host = hostsFor(sshd, { knownHostsFile: file, strictHostKeyChecking: 'no' }).host(sshd.spec);
+    const host = freshHost(ssh.sshd, { knownHostsFile: file, strictHostKeyChecking: 'no' });
     expect(await host.probe()).toEqual({ ok: true });
     expect(() => statSync(file)).toThrow();
   });
@@ -111,17 +103,12 @@ describe('connection lifecycle', () => {
   it('reconnects on the next call after the server restarted', async () => {
     const server = await startSshd({ user: USER });
     extraServers.push(server);
-    const host = hostsFor(server).host(server.spec);
+    const host = freshHost(server);
     const first = await host.run({ script: 'echo one', cwd: null, env: {}, timeoutMs: 10_000 });
     expect(first).toMatchObject({ ok: true, result: { output: 'one\n' } });
     await server.stop();
     expect(await pollUntil(() => host.connectionCount === 0, 5_000)).toBe(true);
-    const restarted = await startSshd({
-      user: USER,
-      port: server.port,
-      hostKeyPath: server.hostKeyPath,
-      clientKeyPath: server.clientKeyPath,
-    });
+    const restarted = await restartSshd(server);
     extraServers.push(restarted);
     const second = await host.run({ script: 'echo two', cwd: null, env: {}, timeoutMs: 10_000 });
     expect(second).toMatchObject({ ok: true, result: { output: 'two\n' } });
@@ -132,7 +119,7 @@ describe('connection lifecycle', () => {
     const server = await startSshd({ user: USER });
     extraServers.push(server);
     await server.stop();
-    const host = hostsFor(server, { reconnectBackoff: { baseMs: 60_000, maxMs: 60_000 } }).host(server.spec);
+    const host = freshHost(server, { reconnectBackoff: { baseMs: 60_000, maxMs: 60_000 } });
     const firstProbe = await host.probe();
     expect(firstProbe).toMatchObject({ ok: false, reason: 'unreachable' });
     expect(host.connectAttempts).toBe(1);
@@ -152,14 +139,9 @@ describe('connection lifecycle', () => {
     const server = await startSshd({ user: USER });
     extraServers.push(server);
     await server.stop();
-    const host = hostsFor(server, { reconnectBackoff: { baseMs: 300, maxMs: 300 } }).host(server.spec);
+    const host = freshHost(server, { reconnectBackoff: { baseMs: 300, maxMs: 300 } });
     expect(await host.probe()).toMatchObject({ ok: false });
-    const back = await startSshd({
-      user: USER,
-      port: server.port,
-      hostKeyPath: server.hostKeyPath,
-      clientKeyPath: server.clientKeyPath,
-    });
+    const back = await restartSshd(server);
     extraServers.push(back);
     let probed = await host.probe();
     const deadline = Date.now() + 5_000;
@@ -172,7 +154,7 @@ describe('connection lifecycle', () => {
   });
 
   it('concurrent callers share one connect attempt', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const results = await Promise.all(Array.from({ length: 5 }, () => host.probe()));
     expect(results).toEqual(Array.from({ length: 5 }, () => ({ ok: true })));
     expect(host.connectAttempts).toBe(1);
@@ -180,15 +162,15 @@ describe('connection lifecycle', () => {
   });
 
   it('the same spec string gives the same host', () => {
-    const hosts = hostsFor(sshd);
-    expect(hosts.host(sshd.spec)).toBe(hosts.host(sshd.spec));
+    const hosts = hostsFor(ssh.sshd);
+    expect(hosts.host(ssh.sshd.spec)).toBe(hosts.host(ssh.sshd.spec));
     expect(() => hosts.host('bad host')).toThrow(/whitespace/);
   });
 });
 
 describe('key source', () => {
   it('no identity file and no agent is unreachable with a clear message, without a network attempt', async () => {
-    const host = hostsFor(sshd, { identityFile: null, agentSocket: null }).host(sshd.spec);
+    const host = freshHost(ssh.sshd, { identityFile: null, agentSocket: null });
     const probed = await host.probe();
     expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!probed.ok) expect(probed.message).toMatch(/no SSH key source/);
@@ -199,7 +181,7 @@ describe('key source', () => {
 
   it('an unreadable identity file is unreachable and the message names the file', async () => {
     const missing = path.join(os.tmpdir(), 'no-such-dir', 'id_ed25519');
-    const host = hostsFor(sshd, { identityFile: missing }).host(sshd.spec);
+    const host = freshHost(ssh.sshd, { identityFile: missing });
     const launched = await host.launch({ cwd: '/', command: 'true', args: [], env: {} });
     expect(launched).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!launched.ok) expect(launched.message).toContain(missing);
@@ -211,11 +193,11 @@ describe('key source', () => {
     const agent = spawn('/usr/bin/ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
     try {
       expect(await pollUntil(() => existsSync(socket), 5_000)).toBe(true);
-      execFileSync('/usr/bin/ssh-add', [sshd.clientKeyPath], {
+      execFileSync('/usr/bin/ssh-add', [ssh.sshd.clientKeyPath], {
         env: { SSH_AUTH_SOCK: socket },
         stdio: 'pipe',
       });
-      const host = hostsFor(sshd, { identityFile: null, agentSocket: socket }).host(sshd.spec);
+      const host = freshHost(ssh.sshd, { identityFile: null, agentSocket: socket });
       expect(await host.probe()).toEqual({ ok: true });
       const ran = await host.run({ script: 'id -un', cwd: null, env: {}, timeoutMs: 5_000 });
       expect(ran.ok && ran.result.output.trim()).toBe(USER);
@@ -230,7 +212,7 @@ describe('key source', () => {
     const agent = spawn('/usr/bin/ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
     try {
       expect(await pollUntil(() => existsSync(socket), 5_000)).toBe(true);
-      const host = hostsFor(sshd, { identityFile: null, agentSocket: socket }).host(sshd.spec);
+      const host = freshHost(ssh.sshd, { identityFile: null, agentSocket: socket });
       const probed = await host.probe();
       expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
     } finally {
@@ -241,7 +223,7 @@ describe('key source', () => {
   it('a key the server does not accept is unreachable (authentication failed)', async () => {
     const other = await startSshd({ user: USER });
     extraServers.push(other);
-    const host = hostsFor(sshd, { identityFile: other.clientKeyPath }).host(sshd.spec);
+    const host = freshHost(ssh.sshd, { identityFile: other.clientKeyPath });
     const probed = await host.probe();
     expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!probed.ok) expect(probed.message).toContain('authentication');

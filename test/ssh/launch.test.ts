@@ -4,42 +4,17 @@
  * or a dropped connection.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  allCommandLines,
-  ensureTestUser,
-  killUserProcesses,
-  pollUntil,
-  remoteProcesses,
-  type Sshd,
-  startSshd,
-} from '../support/sshd.js';
-import { closeAll, collect, finish, firstOutput, hostsFor } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { userProcesses } from '../support/ssh-session.js';
+import { allCommandLines, pollUntil } from '../support/sshd.js';
+import { collect, finish, firstOutput, freshHost, hostsFor, useTestSshd } from './support.js';
 
 const USER = 'orchssh-launch';
-let sshd: Sshd;
-let home: string;
-
-beforeAll(async () => {
-  home = ensureTestUser(USER).home;
-  sshd = await startSshd({ user: USER });
-});
-afterEach(async () => {
-  await closeAll();
-  killUserProcesses(USER);
-});
-afterAll(async () => {
-  await sshd?.stop();
-});
-
-/** Processes of the test user other than sshd's own session processes. */
-function userCommands(): { pid: number; cmdline: string }[] {
-  return remoteProcesses(USER).filter((p) => !p.cmdline.startsWith('sshd:'));
-}
+const ssh = useTestSshd(USER);
 
 describe('launch', () => {
   it('hands out the command output without the start line, and its exit code', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({
       cwd: '/tmp',
       command: 'sh',
@@ -54,9 +29,9 @@ describe('launch', () => {
   });
 
   it('reports a pid that leads its own process group and session on the host', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', 'exec ps -o pid=,pgid=,sid= -p $$'],
       env: {},
@@ -70,7 +45,7 @@ describe('launch', () => {
   });
 
   it('passes arguments with quotes, spaces, $, backquotes and newlines through exactly', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const args = [
       "it's",
       'two words',
@@ -83,7 +58,7 @@ describe('launch', () => {
       '*',
     ];
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'printf',
       args: ['[%s]\\n', ...args],
       env: {},
@@ -95,10 +70,10 @@ describe('launch', () => {
   });
 
   it('delivers the environment, including values with newlines and single quotes', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const env = { PLAIN: 'x', TRICKY: "it's\nmulti 'line' $HOME `id`\n", EMPTY: '' };
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', 'printf "%s|" "$PLAIN" "$TRICKY" "${EMPTY-unset}"'],
       env,
@@ -109,15 +84,20 @@ describe('launch', () => {
   });
 
   it('refuses an environment name that is not a shell name before sending anything', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
-    const launched = await host.launch({ cwd: home, command: 'true', args: [], env: { 'BAD-NAME': 'x' } });
+    const host = freshHost(ssh.sshd);
+    const launched = await host.launch({
+      cwd: ssh.user.home,
+      command: 'true',
+      args: [],
+      env: { 'BAD-NAME': 'x' },
+    });
     expect(launched).toMatchObject({ ok: false, reason: 'failed' });
     if (!launched.ok) expect(launched.message).toContain('BAD-NAME');
   });
 
   it('keeps stdin open for the command after the environment preamble', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
-    const launched = await host.launch({ cwd: home, command: 'cat', args: [], env: { A: 'b' } });
+    const host = freshHost(ssh.sshd);
+    const launched = await host.launch({ cwd: ssh.user.home, command: 'cat', args: [], env: { A: 'b' } });
     if (!launched.ok) throw new Error(launched.message);
     const done = finish(launched.process);
     launched.process.stdin.write('hello\n');
@@ -129,9 +109,9 @@ describe('launch', () => {
 
   it('never shows an environment value in any command line on the host', async () => {
     const secret = `sk-test-${Math.random().toString(36).slice(2)}-secret`;
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', 'echo started; sleep 300'],
       env: { API_KEY: secret },
@@ -148,9 +128,9 @@ describe('launch', () => {
   });
 
   it('terminateGroup leaves no process of the group, children included', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', 'sleep 300 & sleep 300 & echo ready; wait'],
       env: {},
@@ -159,18 +139,18 @@ describe('launch', () => {
     launched.process.stderr.resume();
     await firstOutput(launched.process, 'ready');
     expect(
-      await pollUntil(() => userCommands().filter((p) => p.cmdline === 'sleep 300').length === 2, 5_000),
+      await pollUntil(() => userProcesses(USER).filter((p) => p.cmdline === 'sleep 300').length === 2, 5_000),
     ).toBe(true);
     await launched.process.terminateGroup(2_000);
-    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
     const exit = await launched.process.exited;
     expect(exit.signal).toBe('SIGTERM');
   });
 
   it('terminateGroup escalates to SIGKILL when the group ignores SIGTERM', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', "trap '' TERM; echo ready; while :; do sleep 1; done"],
       env: {},
@@ -179,14 +159,14 @@ describe('launch', () => {
     launched.process.stderr.resume();
     await firstOutput(launched.process, 'ready');
     await launched.process.terminateGroup(500);
-    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
     expect((await launched.process.exited).signal).toBe('SIGKILL');
   });
 
   it('killGroup kills the whole group', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({
-      cwd: home,
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', 'sleep 300 & echo ready; wait'],
       env: {},
@@ -195,14 +175,14 @@ describe('launch', () => {
     launched.process.stderr.resume();
     await firstOutput(launched.process, 'ready');
     await launched.process.killGroup();
-    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
     expect((await launched.process.exited).signal).toBe('SIGKILL');
   });
 
   it('a dropped connection (hosts closed mid-run) leaves nothing running: the watcher kills the group', async () => {
-    const hosts = hostsFor(sshd);
-    const launched = await hosts.host(sshd.spec).launch({
-      cwd: home,
+    const hosts = hostsFor(ssh.sshd);
+    const launched = await hosts.host(ssh.sshd.spec).launch({
+      cwd: ssh.user.home,
       command: 'sh',
       args: ['-c', 'sleep 300 & echo ready; sleep 300'],
       env: {},
@@ -210,15 +190,15 @@ describe('launch', () => {
     if (!launched.ok) throw new Error(launched.message);
     launched.process.stderr.resume();
     await firstOutput(launched.process, 'ready');
-    expect(userCommands().length).toBeGreaterThanOrEqual(3);
+    expect(userProcesses(USER).length).toBeGreaterThanOrEqual(3);
     await hosts.close();
     const exit = await launched.process.exited;
     expect(exit.connectionLost).toBe(true);
-    expect(await pollUntil(() => userCommands().length === 0, 8_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 8_000)).toBe(true);
   }, 20_000);
 
   it('a working directory that does not exist is bad_cwd', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launched = await host.launch({ cwd: '/nonexistent/dir', command: 'true', args: [], env: {} });
     expect(launched).toMatchObject({ ok: false, reason: 'bad_cwd' });
     if (!launched.ok) expect(launched.message).toContain('/nonexistent/dir');
@@ -226,10 +206,10 @@ describe('launch', () => {
 
   it('five launches share one connection (one login in the sshd log)', async () => {
     const before = acceptedLogins();
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const launches = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        host.launch({ cwd: home, command: 'echo', args: [`n${i}`], env: {} }),
+        host.launch({ cwd: ssh.user.home, command: 'echo', args: [`n${i}`], env: {} }),
       ),
     );
     const outputs = await Promise.all(
@@ -245,10 +225,10 @@ describe('launch', () => {
   });
 
   it('opens a second connection instead of exceeding the channels one connection may carry', async () => {
-    const host = hostsFor(sshd, { maxChannelsPerConnection: 2 }).host(sshd.spec);
+    const host = freshHost(ssh.sshd, { maxChannelsPerConnection: 2 });
     const launches = await Promise.all(
       Array.from({ length: 3 }, () =>
-        host.launch({ cwd: home, command: 'sh', args: ['-c', 'echo up; sleep 300'], env: {} }),
+        host.launch({ cwd: ssh.user.home, command: 'sh', args: ['-c', 'echo up; sleep 300'], env: {} }),
       ),
     );
     for (const launched of launches) {
@@ -258,14 +238,14 @@ describe('launch', () => {
     }
     expect(host.connectionCount).toBe(2);
     for (const launched of launches) if (launched.ok) await launched.process.killGroup();
-    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
   });
 });
 
 describe('launch as root', () => {
   it('kills the group with kill from a second channel, since sshd refuses channel signals for root', async () => {
-    const hosts = hostsFor(sshd, { defaultUser: 'root' });
-    const host = hosts.host(`root@127.0.0.1:${sshd.port}`);
+    const hosts = hostsFor(ssh.sshd, { defaultUser: 'root' });
+    const host = hosts.host(`root@127.0.0.1:${ssh.sshd.port}`);
     const marker = `root-marker-${Date.now()}`;
     const launched = await host.launch({
       cwd: '/',
@@ -285,7 +265,7 @@ describe('launch as root', () => {
 });
 
 function acceptedLogins(): number {
-  return readFileSync(sshd.logPath, 'utf8')
+  return readFileSync(ssh.sshd.logPath, 'utf8')
     .split('\n')
     .filter((line) => line.includes('Accepted publickey')).length;
 }

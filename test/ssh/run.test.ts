@@ -1,38 +1,15 @@
 /** `run` against a real sshd: merged output, caps, timeouts and aborts that kill the whole remote group. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureTestUser,
-  killUserProcesses,
-  pollUntil,
-  remoteProcesses,
-  type Sshd,
-  startSshd,
-} from '../support/sshd.js';
-import { closeAll, hostsFor } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { userProcesses } from '../support/ssh-session.js';
+import { pollUntil } from '../support/sshd.js';
+import { freshHost, useTestSshd } from './support.js';
 
 const USER = 'orchssh-run';
-let sshd: Sshd;
-let home: string;
-
-beforeAll(async () => {
-  home = ensureTestUser(USER).home;
-  sshd = await startSshd({ user: USER });
-});
-afterEach(async () => {
-  await closeAll();
-  killUserProcesses(USER);
-});
-afterAll(async () => {
-  await sshd?.stop();
-});
-
-function userCommands(): { pid: number; cmdline: string }[] {
-  return remoteProcesses(USER).filter((p) => !p.cmdline.startsWith('sshd:'));
-}
+const ssh = useTestSshd(USER);
 
 describe('run', () => {
   it('interleaves stdout and stderr in arrival order and reports the exit code', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const ran = await host.run({
       script: 'echo one; echo two >&2; echo three; pwd; exit 4',
       cwd: '/tmp',
@@ -49,7 +26,7 @@ describe('run', () => {
   });
 
   it('runs in the login directory when cwd is null, with the environment from stdin', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const ran = await host.run({
       script: 'pwd; printf "%s" "$VALUE"; read -r line || echo stdin-eof',
       cwd: null,
@@ -57,15 +34,15 @@ describe('run', () => {
       timeoutMs: 10_000,
     });
     if (!ran.ok) throw new Error(ran.message);
-    expect(ran.result.output).toBe(`${home}\na 'quoted'\nvalue\nstdin-eof\n`);
+    expect(ran.result.output).toBe(`${ssh.user.home}\na 'quoted'\nvalue\nstdin-eof\n`);
     expect(ran.result.exitCode).toBe(0);
   });
 
   it('a timeout kills the whole remote group, children included, and says timedOut', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const ran = await host.run({
       script: 'sleep 300 & echo started; sleep 300',
-      cwd: home,
+      cwd: ssh.user.home,
       env: {},
       timeoutMs: 800,
     });
@@ -75,33 +52,35 @@ describe('run', () => {
     expect(ran.result.exitCode).toBeNull();
     expect(ran.result.output).toContain('started');
     expect(ran.result.durationMs).toBeLessThan(10_000);
-    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
   });
 
   it('an abort kills the remote group', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const controller = new AbortController();
     const pending = host.run({
       script: 'echo up; sleep 300',
-      cwd: home,
+      cwd: ssh.user.home,
       env: {},
       timeoutMs: 0,
       signal: controller.signal,
     });
-    expect(await pollUntil(() => userCommands().some((p) => p.cmdline === 'sleep 300'), 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).some((p) => p.cmdline === 'sleep 300'), 5_000)).toBe(
+      true,
+    );
     controller.abort();
     const ran = await pending;
     if (!ran.ok) throw new Error(ran.message);
     expect(ran.result).toMatchObject({ timedOut: false, signal: 'SIGKILL', exitCode: null });
     expect(ran.result.output).toContain('aborted');
-    expect(await pollUntil(() => userCommands().length === 0, 5_000)).toBe(true);
+    expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
   });
 
   it('keeps only the head of the output up to maxOutputBytes', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const ran = await host.run({
       script: 'i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done',
-      cwd: home,
+      cwd: ssh.user.home,
       env: {},
       timeoutMs: 10_000,
       maxOutputBytes: 100,
@@ -115,7 +94,7 @@ describe('run', () => {
   });
 
   it('a missing working directory is the bad_cwd failure', async () => {
-    const host = hostsFor(sshd).host(sshd.spec);
+    const host = freshHost(ssh.sshd);
     const ran = await host.run({ script: 'echo never', cwd: '/nonexistent/ws', env: {}, timeoutMs: 10_000 });
     expect(ran).toMatchObject({ ok: false, reason: 'bad_cwd' });
     if (!ran.ok) expect(ran.message).toContain('/nonexistent/ws');

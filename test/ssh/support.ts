@@ -1,36 +1,41 @@
-/** Shared helpers for the SSH tests: options for a test sshd and stream collection. */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+/**
+ * Shared helpers for the SSH tests: the file's user and sshd, registries closed after
+ * each test, and stream collection.
+ */
+import { afterEach } from 'vitest';
 import type { RemoteProcess } from '../../src/domain/remote.js';
-import { SshHosts, type SshOptions } from '../../src/ssh/index.js';
-import type { Sshd } from '../support/sshd.js';
-
-/** Options that reach `sshd` with its client key; the known_hosts file lives in a fresh temp dir. */
-export function optionsFor(sshd: Sshd, over: Partial<SshOptions> = {}): SshOptions {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ssh-known-'));
-  return {
-    strictHostKeyChecking: 'accept-new',
-    knownHostsFile: path.join(dir, 'nested', 'known_hosts'),
-    identityFile: sshd.clientKeyPath,
-    agentSocket: null,
-    defaultUser: sshd.user,
-    connectTimeoutMs: 5_000,
-    reconnectBackoff: { baseMs: 200, maxMs: 1_000 },
-    ...over,
-  };
-}
+import { type SshHost, SshHosts, type SshOptions } from '../../src/ssh/index.js';
+import { type SshSession, sshOptionsFor, useSshHost } from '../support/ssh-session.js';
+import { killUserProcesses, type Sshd } from '../support/sshd.js';
 
 /** A registry that is closed by `closeAll` (call from `afterEach`/`afterAll`). */
 const opened: SshHosts[] = [];
 export function hostsFor(sshd: Sshd, over: Partial<SshOptions> = {}): SshHosts {
-  const hosts = new SshHosts(optionsFor(sshd, over));
+  const hosts = new SshHosts(sshOptionsFor(sshd, over));
   opened.push(hosts);
   return hosts;
 }
 
+/** The host at `sshd.spec` through a new registry (see `hostsFor`). */
+export function freshHost(sshd: Sshd, over: Partial<SshOptions> = {}): SshHost {
+  return hostsFor(sshd, over).host(sshd.spec);
+}
+
 export async function closeAll(): Promise<void> {
   await Promise.all(opened.splice(0).map((hosts) => hosts.close()));
+}
+
+/**
+ * The file's own user and sshd (`useSshHost`); after each test the registries of
+ * `hostsFor` are closed and every process of the user is killed.
+ */
+export function useTestSshd(user: string): SshSession {
+  const session = useSshHost(user);
+  afterEach(async () => {
+    await closeAll();
+    killUserProcesses(user);
+  });
+  return session;
 }
 
 /** Everything a stream yields until it ends. */

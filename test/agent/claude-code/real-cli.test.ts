@@ -12,43 +12,34 @@
  * can, and every wait is on a condition with a generous deadline. Without the CLI
  * the file skips and says why, except under CI, which installs it: there it fails.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertUsageReporting } from '../../../internal-contracts/agent/usage-reporting.js';
 import { MemoryProofStore, proofKey, verifyCredential } from '../../../src/agent/core/verify-credential.js';
 import '../../../src/agent/kinds.js';
-import type { AgentEvent } from '../../../src/domain/agent.js';
 import { isRetryable } from '../../../src/domain/errors.js';
 import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
-import {
-  type AnthropicReply,
-  answersToolCall,
-  anthropicDialect,
-  offeredTools,
-} from '../../support/fake-model/anthropic.js';
+import { type AnthropicReply, anthropicDialect, offeredTools } from '../../support/fake-model/anthropic.js';
 import { FakeModelServer, type RecordedRequest } from '../../support/fake-model/server.js';
+import { itHasThePinnedCli } from '../../support/pinned-cli.js';
 import {
   adapterOf,
   CLAUDE_CLI,
+  expectShellCaseFirstTurn,
+  expectShellCaseSecondTurn,
+  ofType,
+  REAL_CLI_MODEL,
   realCliEnv,
   realCliPlan,
   runTurn,
+  SHELL_CASE_PROMPTS,
+  shellCaseScript,
   startParams,
   workspaceRoot,
 } from './support.js';
 
 const plan = realCliPlan();
 if (!plan.run) console.warn(`claude-code real-CLI tests skipped: ${plan.reason}`);
-
-const MODEL = 'claude-sonnet-4-5';
-/** Claude Code's price for claude-sonnet-4-5 per million tokens: input, output, cache read. */
-const PRICE_PER_MTOK = { input: 3, output: 15, cacheRead: 0.3 };
-/** What the CLI reports for n calls of 123 in / 45 out / 7 cache read, in micro-dollars. */
-const microsFor = (calls: number) =>
-  Math.round(
-    calls * (123 * PRICE_PER_MTOK.input + 45 * PRICE_PER_MTOK.output + 7 * PRICE_PER_MTOK.cacheRead),
-  );
 
 const TEST_TIMEOUT_MS = 180_000;
 
@@ -71,15 +62,12 @@ function params(server: FakeModelServer, extra: { stallTimeoutMs?: number; works
   return startParams({
     ws,
     command: null,
-    options: { model: MODEL },
+    options: { model: REAL_CLI_MODEL },
     env: realCliEnv(server.url),
     agent: { stallTimeoutMs: extra.stallTimeoutMs ?? 0, turnTimeoutMs: 120_000 },
     ...(extra.workspacePath === undefined ? {} : { workspacePath: extra.workspacePath }),
   });
 }
-
-const ofType = <T extends AgentEvent['type']>(events: AgentEvent[], type: T) =>
-  events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
 
 const alive = (pid: number) => {
   try {
@@ -94,81 +82,25 @@ const HELD_TEXT = 'Hello there, working on it';
 const STALL_TIMEOUT_MS = 10_000;
 
 describe.skipIf(!plan.run)('claude-code with the real CLI against the fake model server', () => {
-  it('the pinned CLI is installed (CI runs scripts/install-agent-clis.sh)', () => {
-    expect(existsSync(CLAUDE_CLI), `${CLAUDE_CLI} is missing`).toBe(true);
-  });
+  itHasThePinnedCli(CLAUDE_CLI);
 
   it(
     "a shell tool call writes the file, figures are exactly the fake's, and turn 2 resumes the session adding up",
     async () => {
-      const server = await fakeServer((request, index) => {
-        if (index >= 2) return { type: 'message', text: 'Second turn done.' };
-        if (answersToolCall(request)) return { type: 'message', text: 'Done: wrote hi to out.txt.' };
-        return {
-          type: 'message',
-          text: 'I will write the file.',
-          toolCall: {
-            name: 'Bash',
-            input: {
-              command: `bash -lc 'echo hi > ${workspace}/out.txt'`,
-              description: 'Write hi to out.txt',
-            },
-          },
-        };
-      });
       const workspace = ws.workspace();
+      const server = await fakeServer(shellCaseScript(workspace));
       const adapter = adapterOf();
       const session = await adapter.startSession(params(server, { workspacePath: workspace }));
       try {
         const started = Date.now();
-        const first = await runTurn(adapter, session, 'Write hi to out.txt using bash.');
+        const first = await runTurn(adapter, session, SHELL_CASE_PROMPTS[0]);
         const wallMs = Date.now() - started;
         console.log(`claude-code real turn with one tool call: ${wallMs} ms wall`);
-        const r1 = first.outcome.result;
-        expect(first.outcome.error, first.outcome.error?.detail).toBeUndefined();
-        expect(r1.exitReason).toBe('turn_completed');
-        expect(readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('hi\n');
-        expect(ofType(first.events, 'tool_result')).toMatchObject([
-          { toolName: 'Bash', toolKind: 'shell', toolArgument: 'echo hi > out.txt', toolError: false },
-        ]);
-        const sessionId = ofType(first.events, 'session_started')[0]?.sessionId;
-        expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
-        expect(r1.sessionId).toBe(sessionId);
-        // Two calls of 123 in / 45 out / 7 cache read: 246 / 90 / 14; our input includes the cache reads.
-        const twoCalls = {
-          inputTokens: 260,
-          outputTokens: 90,
-          cacheReadTokens: 14,
-          cacheWriteTokens: 0,
-          totalTokens: 350,
-        };
-        expect(r1.usage).toEqual(twoCalls);
-        expect(r1.usageByModel).toEqual({ [MODEL]: twoCalls });
-        expect(r1.reportedAmounts).toEqual([{ unit: 'USD', micros: microsFor(2) }]);
-        expect(r1).toMatchObject({
-          usageMeasured: true,
-          usageProvenance: 'reported',
-          spendUnaccounted: false,
-        });
-        expect(r1.finalMessage).toBe('Done: wrote hi to out.txt.');
-        expect(server.requestsTo('anthropic')).toHaveLength(2);
+        const sessionId = expectShellCaseFirstTurn(first, workspace, server.requestsTo('anthropic'));
 
-        const second = await runTurn(adapter, session, 'Now say you are done.');
-        const r2 = second.outcome.result;
-        expect(r2.exitReason).toBe('turn_completed');
-        expect(r2.sessionId).toBe(sessionId);
+        const second = await runTurn(adapter, session, SHELL_CASE_PROMPTS[1]);
         // The resumed request carries turn 1's conversation.
-        const resumed = server.requestsTo('anthropic')[2];
-        expect(resumed?.bodyText).toContain('I will write the file.');
-        expect(r2.usage).toEqual({
-          inputTokens: 390,
-          outputTokens: 135,
-          cacheReadTokens: 21,
-          cacheWriteTokens: 0,
-          totalTokens: 525,
-        });
-        expect(r2.reportedAmounts).toEqual([{ unit: 'USD', micros: microsFor(2) + microsFor(1) }]);
-        assertUsageReporting('claude-code', [first, second]);
+        expectShellCaseSecondTurn([first, second], sessionId, server.requestsTo('anthropic'));
       } finally {
         await adapter.stopSession(session);
       }

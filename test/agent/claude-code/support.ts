@@ -3,13 +3,15 @@
  * CLI live (and whether a test may skip without them), session parameters inside a
  * workspace root, a turn driver, the hermetic environment of a real-CLI run (fresh
  * HOME, pointed at the fake model server, every switch that keeps traffic on
- * 127.0.0.1), and the lines of Claude Code's stream for fake runtimes.
+ * 127.0.0.1), the shell-tool case the local and the SSH real-CLI tests both run
+ * (its script and what its turns must show), and the lines of Claude Code's stream
+ * for fake runtimes.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll } from 'vitest';
-import type { UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
+import { afterAll, expect } from 'vitest';
+import { assertUsageReporting, type UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
 import { agentKind } from '../../../src/agent/registry.js';
 import type {
   AgentAdapter,
@@ -20,6 +22,8 @@ import type {
 } from '../../../src/domain/agent.js';
 import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
 import { REPO_ROOT } from '../../support/cli.js';
+import { type AnthropicReply, answersToolCall } from '../../support/fake-model/anthropic.js';
+import type { RecordedRequest } from '../../support/fake-model/server.js';
 
 export { workspaceRoot } from '../contracts/builtin-stream.js';
 
@@ -148,6 +152,118 @@ export function realCliEnv(baseUrl: string, extra: Record<string, string> = {}):
     CLAUDE_CODE_MAX_RETRIES: '1',
     ...extra,
   };
+}
+
+/** The events of one type. */
+export const ofType = <T extends AgentEvent['type']>(events: AgentEvent[], type: T) =>
+  events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
+
+/** The model of the real-CLI runs. */
+export const REAL_CLI_MODEL = 'claude-sonnet-4-5';
+/** Claude Code's price for claude-sonnet-4-5 per million tokens: input, output, cache read. */
+const PRICE_PER_MTOK = { input: 3, output: 15, cacheRead: 0.3 };
+/** What the CLI reports for n calls of 123 in / 45 out / 7 cache read, in micro-dollars. */
+export const microsFor = (calls: number) =>
+  Math.round(
+    calls * (123 * PRICE_PER_MTOK.input + 45 * PRICE_PER_MTOK.output + 7 * PRICE_PER_MTOK.cacheRead),
+  );
+
+/** Token counts with no cache writes (the fake's calls make none). */
+const tokenCounts = (
+  inputTokens: number,
+  outputTokens: number,
+  cacheReadTokens: number,
+  totalTokens: number,
+) => ({
+  inputTokens,
+  outputTokens,
+  cacheReadTokens,
+  cacheWriteTokens: 0,
+  totalTokens,
+});
+
+/** The prompts of the shell-tool case's two turns. */
+export const SHELL_CASE_PROMPTS = ['Write hi to out.txt using bash.', 'Now say you are done.'] as const;
+
+/**
+ * The model's side of the shell-tool case: a Bash call writing hi to out.txt in
+ * `workspace`, the answer once the tool's result came back, then turn 2's message.
+ * `index` counts the case's requests from 0.
+ */
+export function shellCaseScript(
+  workspace: string,
+): (request: RecordedRequest, index: number) => AnthropicReply {
+  return (request, index) => {
+    if (index >= 2) return { type: 'message', text: 'Second turn done.' };
+    if (answersToolCall(request)) return { type: 'message', text: 'Done: wrote hi to out.txt.' };
+    return {
+      type: 'message',
+      text: 'I will write the file.',
+      toolCall: {
+        name: 'Bash',
+        input: {
+          command: `bash -lc 'echo hi > ${workspace}/out.txt'`,
+          description: 'Write hi to out.txt',
+        },
+      },
+    };
+  };
+}
+
+/**
+ * Turn 1 of the shell-tool case: completed, the file written in `workspace`, the
+ * tool reported as a shell call, figures exactly the fake's two calls, and the
+ * case's `requests` so far are those two. Returns the session id.
+ */
+export function expectShellCaseFirstTurn(
+  first: UsageRun,
+  workspace: string,
+  requests: readonly RecordedRequest[],
+): string {
+  const r1 = first.outcome.result;
+  expect(first.outcome.error, first.outcome.error?.detail).toBeUndefined();
+  expect(r1.exitReason).toBe('turn_completed');
+  expect(readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('hi\n');
+  expect(ofType(first.events, 'tool_result')).toMatchObject([
+    { toolName: 'Bash', toolKind: 'shell', toolArgument: 'echo hi > out.txt', toolError: false },
+  ]);
+  const sessionId = ofType(first.events, 'session_started')[0]?.sessionId;
+  expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(r1.sessionId).toBe(sessionId);
+  // Two calls of 123 in / 45 out / 7 cache read: 246 / 90 / 14; our input includes the cache reads.
+  const twoCalls = tokenCounts(260, 90, 14, 350);
+  expect(r1.usage).toEqual(twoCalls);
+  expect(r1.usageByModel).toEqual({ [REAL_CLI_MODEL]: twoCalls });
+  expect(r1.reportedAmounts).toEqual([{ unit: 'USD', micros: microsFor(2) }]);
+  expect(r1).toMatchObject({
+    usageMeasured: true,
+    usageProvenance: 'reported',
+    spendUnaccounted: false,
+  });
+  expect(r1.finalMessage).toBe('Done: wrote hi to out.txt.');
+  expect(requests).toHaveLength(2);
+  return sessionId as string;
+}
+
+/**
+ * Turn 2 of the shell-tool case: completed in the same session, its request (the
+ * case's third) carrying turn 1's conversation, its figures adding to turn 1's, and
+ * both turns agreeing with the usage-reporting contract.
+ */
+export function expectShellCaseSecondTurn(
+  [first, second]: readonly [UsageRun, UsageRun],
+  sessionId: string,
+  requests: readonly RecordedRequest[],
+): void {
+  const r2 = second.outcome.result;
+  expect(second.outcome.error, second.outcome.error?.detail).toBeUndefined();
+  expect(r2.exitReason).toBe('turn_completed');
+  expect(r2.sessionId).toBe(sessionId);
+  expect(r2.finalMessage).toBe('Second turn done.');
+  expect(requests[2]?.bodyText).toContain('I will write the file.');
+  expect(r2.usage).toEqual(tokenCounts(390, 135, 21, 525));
+  expect(r2.reportedAmounts).toEqual([{ unit: 'USD', micros: microsFor(2) + microsFor(1) }]);
+  assertUsageReporting('claude-code', [first, second]);
 }
 
 /** Lines of Claude Code's stream, in its own shapes, for fake runtimes. */

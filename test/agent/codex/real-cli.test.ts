@@ -8,20 +8,14 @@
  * small shared machine. Skips with a printed reason only when the CLI is not
  * installed and CI is unset.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertUsageReporting } from '../../../internal-contracts/agent/usage-reporting.js';
 import { MemoryProofStore, proofKey, verifyCredential } from '../../../src/agent/core/verify-credential.js';
 import { spendMicroUsd } from '../../../src/agent/usage/index.js';
 import type { AgentEvent, StartSessionParams } from '../../../src/domain/agent.js';
 import { isRetryable } from '../../../src/domain/errors.js';
-import {
-  OPENAI_DEFAULT_USAGE,
-  type OpenAIReply,
-  openaiDialect,
-  shellThenAnswer,
-} from '../../support/fake-model/openai.js';
+import { OPENAI_DEFAULT_USAGE, type OpenAIReply, openaiDialect } from '../../support/fake-model/openai.js';
 import { FakeModelServer, type RecordedRequest } from '../../support/fake-model/server.js';
 import {
   CODEX_BIN,
@@ -31,7 +25,15 @@ import {
   realCodexSkipReason,
   writeFakeProviderHome,
 } from './real-cli.js';
-import { codexAdapter, codexTestRoot, figure, runTurns, SAMPLE_ISSUE, toolsOf, verdict } from './support.js';
+import {
+  codexAdapter,
+  codexTestRoot,
+  expectShellCaseTurns,
+  runTurns,
+  SAMPLE_ISSUE,
+  SHELL_CASE_PROMPTS,
+  shellCaseScript,
+} from './support.js';
 
 const skip = realCodexSkipReason();
 if (skip !== null) console.warn(`codex real-CLI tests skipped: ${skip}`);
@@ -39,7 +41,7 @@ if (skip !== null) console.warn(`codex real-CLI tests skipped: ${skip}`);
 const t = codexTestRoot('codex-real-');
 afterAll(() => t.cleanup());
 const TURN_TIMEOUT = 120_000;
-const PROMPT = 'Write hi to out.txt using the shell';
+const PROMPT = SHELL_CASE_PROMPTS[0];
 
 let scripts: ((request: RecordedRequest, index: number) => OpenAIReply)[] = [];
 let server: FakeModelServer;
@@ -128,45 +130,19 @@ describe.skipIf(skip !== null)(`codex ${CODEX_VERSION} (real CLI) against the fa
       it(
         'runs a shell tool turn with exact usage and cost, then resumes the same session for a second turn that adds to the first',
         async () => {
-          useScript((request, index) =>
-            index < 2
-              ? shellThenAnswer('echo hi > out.txt', 'Done: wrote hi to out.txt.')(request)
-              : { type: 'message', text: 'Still done.' },
-          );
+          useScript(shellCaseScript());
           const p = params(mode);
-          const { turns } = await runTurns(codexAdapter(), p, [PROMPT, 'Is it still there?']);
-          const [first, second] = turns as [(typeof turns)[0], (typeof turns)[0]];
-          expect(verdict(first)).toBe('turn_completed/none');
-          expect(readFileSync(path.join(p.workspacePath, 'out.txt'), 'utf8')).toBe('hi\n');
-          expect(toolsOf(first)).toEqual([['exec_command', 'shell', 'echo hi > out.txt', false]]);
-          // Two calls of 123 in (7 cached) / 45 out.
-          expect(figure(first)).toEqual([246, 90, 14]);
-          expect(first.outcome.result).toMatchObject({
-            usageMeasured: true,
-            usageProvenance: 'reported',
-            spendUnaccounted: false,
-            coversSession: true,
-            reportedAmounts: [],
+          const { turns } = await runTurns(codexAdapter(), p, SHELL_CASE_PROMPTS);
+          const [first] = expectShellCaseTurns(turns, {
+            workspace: p.workspacePath,
+            requests: caseRequests(),
+            key: 'sk-dummy-fake-key',
           });
           // Codex reports no cost: it is priced from token_rates, and unpriced without them.
           expect(spendMicroUsd(first.outcome.result.reportedAmounts, first.outcome.result.usage, RATES)).toBe(
             232 * 1.25 + 90 * 10 + 2,
           );
           expect(spendMicroUsd([], first.outcome.result.usage, null)).toBeNull();
-
-          expect(verdict(second)).toBe('turn_completed/none');
-          expect(second.outcome.result.sessionId).toBe(first.outcome.result.sessionId);
-          expect(first.outcome.result.sessionId).not.toBe('');
-          expect(figure(second)).toEqual([369, 135, 21]);
-          expect(second.outcome.result.spendUnaccounted).toBe(false);
-          assertUsageReporting('codex', turns);
-          const requests = caseRequests();
-          expect(requests).toHaveLength(3);
-          expect(requests.every((r) => r.path === '/v1/responses')).toBe(true);
-          expect(requests.every((r) => r.headers.authorization === 'Bearer sk-dummy-fake-key')).toBe(true);
-          // The second turn continued the thread: its request carries the first turn's history.
-          const inputs = requests.map((r) => ((r.body as { input?: unknown[] }).input ?? []).length);
-          expect(inputs[2]).toBeGreaterThan(inputs[0] ?? 0);
         },
         TURN_TIMEOUT,
       );

@@ -1,14 +1,16 @@
 /**
  * What the codex tests share: the shared fixtures read in place (tests skip with
  * a printed reason only when ../shared is absent), workspaces inside one root per
- * test file, session parameters with a dummy credential and a fresh HOME, and a
- * loop that runs prompts as consecutive turns of one session.
+ * test file, session parameters with a dummy credential and a fresh HOME, a loop
+ * that runs prompts as consecutive turns of one session, and the shell-tool case the
+ * local and the SSH real-CLI tests both run (its script and what its turns must show).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
+import { expect } from 'vitest';
+import { assertUsageReporting, type UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
 import '../../../src/agent/kinds.js';
 import { agentKind } from '../../../src/agent/registry.js';
 import type {
@@ -18,6 +20,8 @@ import type {
   StartSessionParams,
 } from '../../../src/domain/agent.js';
 import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+import { type OpenAIReply, shellThenAnswer } from '../../support/fake-model/openai.js';
+import type { RecordedRequest } from '../../support/fake-model/server.js';
 import { fakeAppServer } from './fake-app-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -150,6 +154,59 @@ export function appServerCommand(
   arg: string,
 ): string {
   return `${t.appServer} ${mode} ${arg}`;
+}
+
+/** The prompts of the shell-tool case's two turns. */
+export const SHELL_CASE_PROMPTS = ['Write hi to out.txt using the shell', 'Is it still there?'] as const;
+
+/**
+ * The model's side of the shell-tool case: a shell call writing hi to out.txt and the
+ * answer to it, then turn 2's message. `index` counts the case's requests from 0.
+ */
+export function shellCaseScript(): (request: RecordedRequest, index: number) => OpenAIReply {
+  return (request, index) =>
+    index < 2
+      ? shellThenAnswer('echo hi > out.txt', 'Done: wrote hi to out.txt.')(request)
+      : { type: 'message', text: 'Still done.' };
+}
+
+/**
+ * The two turns of the shell-tool case: the tool wrote the file in `workspace`, exact
+ * figures for both turns (turn 2 resuming the session and adding up), the usage-reporting
+ * contract, and the case's three `requests`, each carrying `key` and turn 2's longer
+ * than turn 1's (it continued the thread). Returns the turns.
+ */
+export function expectShellCaseTurns(
+  turns: readonly UsageRun[],
+  c: { workspace: string; requests: readonly RecordedRequest[]; key: string },
+): [UsageRun, UsageRun] {
+  const [first, second] = turns as [UsageRun, UsageRun];
+  expect(verdict(first), first.outcome.error?.detail).toBe('turn_completed/none');
+  expect(readFileSync(path.join(c.workspace, 'out.txt'), 'utf8')).toBe('hi\n');
+  expect(toolsOf(first)).toEqual([['exec_command', 'shell', 'echo hi > out.txt', false]]);
+  // Two calls of 123 in (7 cached) / 45 out.
+  expect(figure(first)).toEqual([246, 90, 14]);
+  expect(first.outcome.result).toMatchObject({
+    usageMeasured: true,
+    usageProvenance: 'reported',
+    spendUnaccounted: false,
+    coversSession: true,
+    reportedAmounts: [],
+  });
+
+  expect(verdict(second), second.outcome.error?.detail).toBe('turn_completed/none');
+  expect(first.outcome.result.sessionId).not.toBe('');
+  expect(second.outcome.result.sessionId).toBe(first.outcome.result.sessionId);
+  expect(figure(second)).toEqual([369, 135, 21]);
+  expect(second.outcome.result.spendUnaccounted).toBe(false);
+  assertUsageReporting('codex', turns);
+  expect(c.requests).toHaveLength(3);
+  expect(c.requests.every((r) => r.path === '/v1/responses')).toBe(true);
+  expect(c.requests.every((r) => r.headers.authorization === `Bearer ${c.key}`)).toBe(true);
+  // The second turn continued the thread: its request carries the first turn's history.
+  const inputs = c.requests.map((r) => ((r.body as { input?: unknown[] }).input ?? []).length);
+  expect(inputs[2]).toBeGreaterThan(inputs[0] ?? 0);
+  return [first, second];
 }
 
 export { SAMPLE_ISSUE };
