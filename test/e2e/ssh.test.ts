@@ -195,6 +195,22 @@ describe('SSH workers against real sshd', () => {
     await service.stop();
   });
 
+  it('an orchestrator killed with SIGKILL mid-turn leaves nothing on the host: the watcher ends the group when the connection drops', {
+    timeout: 120_000,
+  }, async () => {
+    const { project } = newProject([makeIssue(1, '!abort')], [hostA], 'crash', agent.withChildCommand);
+    const service = await runToIdle(project);
+    await waitFor(
+      'the agent and its child on the host',
+      () => service.logsWith('agent session started').length > 0 && agentProcesses(hostA).length >= 2,
+      { timeoutMs: 30_000, explain: () => service.tail() },
+    );
+    service.kill('SIGKILL');
+    await service.waitExit(10_000);
+    // No stop, no cancel: only the dropped connection can end them.
+    expect(await pollUntil(() => agentProcesses(hostA).length === 0, 10_000)).toBe(true);
+  });
+
   it('with host key checking "yes", a host missing from known_hosts is refused and marked down; its issue runs on the known host', {
     timeout: 120_000,
   }, async () => {

@@ -4,7 +4,15 @@
  * clear failures for a missing or unreadable key.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -227,5 +235,61 @@ describe('key source', () => {
     const probed = await host.probe();
     expect(probed).toMatchObject({ ok: false, reason: 'unreachable' });
     if (!probed.ok) expect(probed.message).toContain('authentication');
+  });
+});
+
+/** The server's per-connection processes: every descendant of the listener. */
+function connectionProcesses(listenerPid: number): number[] {
+  const parentOf = (pid: number) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return -1;
+    }
+  };
+  const pids = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
+  const found = new Set<number>([listenerPid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const pid of pids) {
+      if (!found.has(pid) && found.has(parentOf(pid))) {
+        found.add(pid);
+        grew = true;
+      }
+    }
+  }
+  found.delete(listenerPid);
+  return [...found];
+}
+
+describe('keepalive', () => {
+  it('a server that stops answering is dropped once the keepalives go unanswered: a running command ends as connectionLost', async () => {
+    const host = freshHost(ssh.sshd, { keepaliveIntervalMs: 200, keepaliveCountMax: 2 });
+    const launched = await host.launch({ cwd: '/', command: 'sleep', args: ['30'], env: {} });
+    if (!launched.ok) throw new Error(launched.message);
+    launched.process.stdout.resume();
+    launched.process.stderr.resume();
+    // Freeze the server side of the connection: TCP stays open, nothing answers.
+    const frozen = connectionProcesses(ssh.sshd.pid);
+    expect(frozen.length).toBeGreaterThan(0);
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    try {
+      const timeout = new Promise<'still connected'>((resolve) =>
+        setTimeout(() => resolve('still connected'), 10_000),
+      );
+      const exit = await Promise.race([launched.process.exited, timeout]);
+      expect(exit).toMatchObject({ connectionLost: true });
+    } finally {
+      for (const pid of frozen) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }
   });
 });
