@@ -77,6 +77,8 @@ export interface RemoteScriptResult {
   /** Stdout and stderr interleaved as they arrived, cut at `maxOutputBytes`. */
   output: string;
   durationMs: number;
+  /** True when the connection dropped before the script reported its status (it may have done part of its work). */
+  connectionLost: boolean;
 }
 
 /** One configured host, reached over one reused connection. */

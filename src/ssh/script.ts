@@ -85,6 +85,7 @@ export async function runRemoteScript(
       timedOut: ended.timedOut,
       output: [output.text(), ...ended.notes].filter((part) => part !== '').join('\n'),
       durationMs: elapsedMs(),
+      connectionLost: ended.connectionLost,
     },
   };
 }
@@ -148,6 +149,7 @@ class ScriptRun {
     signal: string | null;
     timedOut: boolean;
     notes: string[];
+    connectionLost: boolean;
   }> {
     this.#pid = pid;
     for (const chunk of this.#stderrBeforeStart.splice(0)) this.output.push(chunk);
@@ -161,12 +163,14 @@ class ScriptRun {
       notes.push(`[script timed out after ${this.params.timeoutMs} ms; its remote process group was killed]`);
     }
     if (this.#aborted) notes.push('[script aborted; its remote process group was killed]');
-    if (this.#exit === null && !this.#killed) notes.push('[connection lost before the exit status arrived]');
+    const connectionLost = this.#exit === null && !this.#killed;
+    if (connectionLost) notes.push('[connection lost before the exit status arrived]');
     return {
       exitCode: this.#exit?.code ?? null,
       signal: this.#exit?.signal ?? (this.#killed ? 'SIGKILL' : null),
       timedOut: this.#timedOut,
       notes,
+      connectionLost,
     };
   }
 

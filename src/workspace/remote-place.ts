@@ -237,7 +237,10 @@ export class RemotePlace implements WorkspacePlace {
         output: [ran.result.output, ...notes].filter((part) => part !== '').join('\n'),
         durationMs: ran.result.durationMs,
       },
-      unreachable: null,
+      // The host went away under the hook: that is the host's failure, not the hook's.
+      unreachable: ran.result.connectionLost
+        ? `the connection to ${this.#host.name} was lost during the hook`
+        : null,
     };
   }
 

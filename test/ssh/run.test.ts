@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { userProcesses } from '../support/ssh-session.js';
 import { pollUntil } from '../support/sshd.js';
-import { freshHost, useTestSshd } from './support.js';
+import { freshHost, hostsFor, useTestSshd } from './support.js';
 
 const USER = 'orchssh-run';
 const ssh = useTestSshd(USER);
@@ -22,7 +22,23 @@ describe('run', () => {
       signal: null,
       timedOut: false,
       output: 'one\ntwo\nthree\n/tmp\n',
+      connectionLost: false,
     });
+  });
+
+  it('a connection closed mid-run is a result marked connectionLost, with the output so far', async () => {
+    const hosts = hostsFor(ssh.sshd);
+    const host = hosts.host(ssh.sshd.spec);
+    const running = host.run({ script: 'echo started; sleep 30', cwd: null, env: {}, timeoutMs: 60_000 });
+    // Once the script runs, drop the connection under it.
+    expect(await pollUntil(() => userProcesses(ssh.user.name, /^sleep 30/).length > 0, 10_000)).toBe(true);
+    await hosts.close();
+    const ran = await running;
+    if (!ran.ok) throw new Error(ran.message);
+    expect(ran.result).toMatchObject({ exitCode: null, timedOut: false, connectionLost: true });
+    expect(ran.result.output).toContain('started');
+    const finished = await host.run({ script: 'true', cwd: null, env: {}, timeoutMs: 5_000 });
+    expect(finished).toMatchObject({ ok: false, reason: 'unreachable' });
   });
 
   it('runs in the login directory when cwd is null, with the environment from stdin', async () => {

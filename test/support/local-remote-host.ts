@@ -121,6 +121,7 @@ export class LocalRemoteHost implements RemoteHost {
             timedOut,
             output: Buffer.concat(chunks).toString('utf8'),
             durationMs: Math.round(performance.now() - startedAt),
+            connectionLost: false,
           },
         });
       }

@@ -353,6 +353,7 @@ describe('remote workspaces: hooks', () => {
         timedOut: true,
         output: '\n@ow:created\n/x',
         durationMs: 5,
+        connectionLost: false,
       },
     }));
     const manager = new RemoteWorkspaceManager({
@@ -513,6 +514,37 @@ describe('remote workspaces: an unreachable host', () => {
       expect.objectContaining({ ok: false, output: '[hook not run: connection reset]' }),
     ]);
     expect(await exists(path.join(base, 'root', 'ISSUE-22'))).toBe(true);
+  });
+
+  it('a connection lost while a hook runs fails prepare with host_unreachable, not hook_failed', async () => {
+    const base = await tempDir('remote-ws-');
+    const inner = new LocalRemoteHost({ loginDir: base });
+    // Control scripts pass; the hook's run comes back as the SSH layer reports a dropped connection.
+    const droppedDuringHook = wrapHost(inner, async (params, next) =>
+      params.script.includes('hook-marker')
+        ? {
+            ok: true,
+            result: {
+              exitCode: null,
+              signal: null,
+              timedOut: false,
+              output: 'partial\n[connection lost before the exit status arrived]',
+              durationMs: 3,
+              connectionLost: true,
+            },
+          }
+        : next(),
+    );
+    const manager = new RemoteWorkspaceManager({
+      host: droppedDuringHook,
+      root: path.join(base, 'root'),
+      hooks: noHooks({ beforeRun: 'echo hook-marker' }),
+    });
+    const prepared = await manager.prepare(issue('ISSUE-23'), null);
+    expect(prepared.ok ? null : [prepared.error.kind, prepared.error.hook]).toEqual([
+      'host_unreachable',
+      'before_run',
+    ]);
   });
 
   it('an after_create not run because the host was lost still removes the new directory when it can', async () => {
