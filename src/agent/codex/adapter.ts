@@ -8,7 +8,6 @@
  * or for a session on an SSH host a folder on that host (`remote-home.ts`).
  */
 
-import { execFile } from 'node:child_process';
 import {
   type AgentAdapter,
   AgentError,
@@ -17,8 +16,9 @@ import {
   type StartSessionParams,
   type TurnOutcome,
 } from '../../domain/agent.js';
+import { runAuxiliary } from '../core/auxiliary.js';
 import { ForkPerTurnSession } from '../core/fork-per-turn.js';
-import { auxiliaryCommand, type LaunchTarget, resolveLaunchTarget } from '../core/launch-target.js';
+import { type LaunchTarget, resolveLaunchTarget } from '../core/launch-target.js';
 import { PersistentSession } from '../core/persistent-session.js';
 import { AppServerSession } from './app-server-session.js';
 import {
@@ -144,57 +144,11 @@ const HELP_PROBE_TIMEOUT_MS = 15_000;
  * Asks the installed Codex whether it has `app-server`, once its app-server process died
  * before the handshake without saying why: an old build may take the unknown word for a
  * prompt instead of refusing it. True only when the help lists subcommands and not that one.
- * For an agent on a host the probe runs there, with the session's environment.
+ * The probe runs where the agent runs (on its SSH host, with the session's environment).
  */
 async function helpLacksAppServer(target: LaunchTarget, env: Record<string, string>): Promise<boolean> {
-  const help =
-    target.location.type === 'remote' ? await remoteHelp(target, env) : await localHelp(target, env);
+  const help = await runAuxiliary(target, ['--help'], env, HELP_PROBE_TIMEOUT_MS);
   return help !== null && /^Commands:/m.test(help) && !helpListsSubcommand(help, 'app-server');
-}
-
-/** The local program's `--help` output, null when it failed. */
-function localHelp(target: LaunchTarget, env: Record<string, string>): Promise<string | null> {
-  const command = auxiliaryCommand(target, ['--help']);
-  if (!command.ok) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    execFile(
-      command.command,
-      command.args,
-      { cwd: command.cwd, env, timeout: HELP_PROBE_TIMEOUT_MS, maxBuffer: 1024 * 1024 },
-      (error, stdout) => resolve(error === null ? String(stdout) : null),
-    );
-  });
-}
-
-/**
- * The host program's `--help` output (stdout only), null when it failed. The program
- * and its leading arguments reach the script as variables, so the text names none of them.
- */
-async function remoteHelp(target: LaunchTarget, env: Record<string, string>): Promise<string | null> {
-  if (target.location.type !== 'remote') return null;
-  const argVars = target.args.map((_, i) => `ORCH_PROBE_ARG_${i}`);
-  const vars: Record<string, string> = { ...env, ORCH_PROBE_PROGRAM: target.command };
-  target.args.forEach((arg, i) => {
-    vars[`ORCH_PROBE_ARG_${i}`] = arg;
-  });
-  const words = ['"$ORCH_PROBE_PROGRAM"', ...argVars.map((v) => `"$${v}"`), '--help'];
-  try {
-    const ran = await target.location.host.run({
-      // A leading ~/ is expanded as the launch's shell would.
-      script: [
-        'case $ORCH_PROBE_PROGRAM in "~/"*) ORCH_PROBE_PROGRAM=$HOME/${ORCH_PROBE_PROGRAM#"~/"};; esac',
-        `exec ${words.join(' ')} 2>/dev/null`,
-      ].join('\n'),
-      cwd: target.workspacePath,
-      env: vars,
-      timeoutMs: HELP_PROBE_TIMEOUT_MS,
-      maxOutputBytes: 1024 * 1024,
-    });
-    if (!ran.ok || ran.result.exitCode !== 0 || ran.result.timedOut) return null;
-    return ran.result.output;
-  } catch {
-    return null;
-  }
 }
 
 /** The adapter of the `codex` kind. */

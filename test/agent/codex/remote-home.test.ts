@@ -246,9 +246,10 @@ describe('codex adapter on a host', () => {
       expect(host.runs).toHaveLength(2);
       const probe = host.runs[1];
       expect(probe?.cwd).toBe(params.workspacePath);
-      expect(probe?.script).toContain('"$ORCH_PROBE_PROGRAM" --help');
+      expect(probe?.script).toContain('exec "$ORCH_AUX_PROGRAM" "$ORCH_AUX_ARG_0"');
       expect(probe?.script).not.toContain(program);
-      expect(probe?.env.ORCH_PROBE_PROGRAM).toBe(program);
+      expect(probe?.env.ORCH_AUX_PROGRAM).toBe(program);
+      expect(probe?.env.ORCH_AUX_ARG_0).toBe('--help');
       expect(probe?.env.CODEX_API_KEY).toBe('sk-test-dummy');
     },
     TIMEOUT,
