@@ -59,6 +59,30 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: readonly str
   { variable: 'ORCHESTRATOR_SERVER_HOST', path: ['server', 'host'], as: 'string' },
   { variable: 'ORCHESTRATOR_LOGGING_LEVEL', path: ['logging', 'level'], as: 'string' },
   { variable: 'ORCHESTRATOR_LOGGING_FORMAT', path: ['logging', 'format'], as: 'string' },
+  { variable: 'ORCHESTRATOR_WORKER_SSH_HOSTS', path: ['worker', 'ssh_hosts'], as: 'list' },
+  {
+    variable: 'ORCHESTRATOR_WORKER_MAX_CONCURRENT_AGENTS_PER_HOST',
+    path: ['worker', 'max_concurrent_agents_per_host'],
+    as: 'int',
+  },
+  {
+    variable: 'ORCHESTRATOR_WORKER_SSH_STRICT_HOST_KEY_CHECKING',
+    path: ['worker', 'ssh_strict_host_key_checking'],
+    as: 'string',
+  },
+  { variable: 'ORCHESTRATOR_WORKER_SSH_IDENTITY_FILE', path: ['worker', 'ssh_identity_file'], as: 'path' },
+  {
+    variable: 'ORCHESTRATOR_WORKER_SSH_KNOWN_HOSTS_FILE',
+    path: ['worker', 'ssh_known_hosts_file'],
+    as: 'path',
+  },
+  { variable: 'ORCHESTRATOR_WORKER_SSH_USER', path: ['worker', 'ssh_user'], as: 'string' },
+  {
+    variable: 'ORCHESTRATOR_WORKER_SSH_CONNECT_TIMEOUT_MS',
+    path: ['worker', 'ssh_connect_timeout_ms'],
+    as: 'int',
+  },
+  { variable: 'ORCHESTRATOR_WORKER_SSH_FORWARD_ENV', path: ['worker', 'ssh_forward_env'], as: 'list' },
 ];
 
 export interface OverrideResult {

@@ -18,6 +18,33 @@ describe('ORCHESTRATOR_* overrides', () => {
     expect(result.overridden.has('agent.max_turns')).toBe(true);
   });
 
+  it('the worker (SSH) keys can be overridden too', () => {
+    const raw: Record<string, unknown> = { worker: { ssh_hosts: ['old'] } };
+    const result = applyEnvOverrides(raw, {
+      ORCHESTRATOR_WORKER_SSH_HOSTS: 'ci@b1:2222, b2',
+      ORCHESTRATOR_WORKER_MAX_CONCURRENT_AGENTS_PER_HOST: '2',
+      ORCHESTRATOR_WORKER_SSH_STRICT_HOST_KEY_CHECKING: 'yes',
+      ORCHESTRATOR_WORKER_SSH_IDENTITY_FILE: '~/.ssh/id_ed25519',
+      ORCHESTRATOR_WORKER_SSH_KNOWN_HOSTS_FILE: '/etc/orch/known_hosts',
+      ORCHESTRATOR_WORKER_SSH_USER: 'ci',
+      ORCHESTRATOR_WORKER_SSH_CONNECT_TIMEOUT_MS: '5000',
+      ORCHESTRATOR_WORKER_SSH_FORWARD_ENV: 'LANG,ANTHROPIC_BASE_URL',
+    });
+    expect(result.issues).toEqual([]);
+    expect(raw).toEqual({
+      worker: {
+        ssh_hosts: ['ci@b1:2222', 'b2'],
+        max_concurrent_agents_per_host: 2,
+        ssh_strict_host_key_checking: 'yes',
+        ssh_identity_file: '~/.ssh/id_ed25519',
+        ssh_known_hosts_file: '/etc/orch/known_hosts',
+        ssh_user: 'ci',
+        ssh_connect_timeout_ms: 5000,
+        ssh_forward_env: ['LANG', 'ANTHROPIC_BASE_URL'],
+      },
+    });
+  });
+
   it('an empty variable is no override', () => {
     const raw: Record<string, unknown> = { agent: { max_turns: 5 } };
     applyEnvOverrides(raw, { ORCHESTRATOR_AGENT_MAX_TURNS: '  ' });

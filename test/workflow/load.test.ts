@@ -295,6 +295,24 @@ describe('worker (SSH) keys', () => {
     expect(d.map((x) => [x.code, x.line])).toEqual([['worker.ssh_user.invalid', 9]]);
   });
 
+  it('ORCHESTRATOR_WORKER_* overrides reach the config: hosts checked, the key path ~-expanded', () => {
+    const result = load(BASE, {
+      env: {
+        ORCHESTRATOR_WORKER_SSH_HOSTS: 'ci@b1:2222,b2',
+        ORCHESTRATOR_WORKER_SSH_IDENTITY_FILE: '~/.ssh/ci_key',
+        ORCHESTRATOR_WORKER_MAX_CONCURRENT_AGENTS_PER_HOST: '3',
+      },
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.worker).toMatchObject({
+      sshHosts: ['ci@b1:2222', 'b2'],
+      identityFile: path.join(os.homedir(), '.ssh/ci_key'),
+      maxConcurrentAgentsPerHost: 3,
+    });
+    const bad = load(BASE, { env: { ORCHESTRATOR_WORKER_SSH_HOSTS: 'b1,fe80::1' } });
+    expect(bad.ok ? [] : bad.diagnostics.map((d) => d.code)).toEqual(['worker.ssh_hosts.invalid']);
+  });
+
   it('ssh_forward_env names are trimmed and de-duplicated; a name that is not a variable name is an error at its line', () => {
     const good = load(withWorker('  ssh_forward_env: [ANTHROPIC_BASE_URL, " LANG ", LANG]'));
     if (!good.ok) throw new Error(JSON.stringify(good.diagnostics));
