@@ -16,7 +16,7 @@ import {
   ToolTracker,
 } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
-import { RunUsage, sameCounts, settleSpend, UsageLedger } from '../usage/index.js';
+import { RunUsage, sameCounts, settleTurn, UsageLedger } from '../usage/index.js';
 import { buildTurnArgs } from './command.js';
 import type { ClaudeCodeConfig } from './config.js';
 import {
@@ -282,13 +282,8 @@ export class ClaudeCodeSession {
 
   private settleUsage(ctx: TurnContext, cancelled: boolean): void {
     const reading = this.result === null ? null : resultReading(this.result, this.model);
-    const settlement = settleSpend(
-      this.ledger,
-      { replied: this.result !== null, modelReached: ctx.spend.modelReached, cancelled },
-      reading,
-      ctx.spend,
-    );
-    if (this.run.settle(settlement) !== null) this.emitUsage(ctx);
+    const end = { replied: this.result !== null, cancelled };
+    if (settleTurn(this.ledger, this.run, ctx.spend, end, reading) !== null) this.emitUsage(ctx);
   }
 
   /** Emits the run snapshot unless it is the one last emitted. */

@@ -13,7 +13,7 @@ import type { TurnContext } from '../core/fork-per-turn.js';
 import { RpcResponseError } from '../core/jsonrpc/client.js';
 import type { NotificationVerdict, PersistentHooks, RpcChannel } from '../core/persistent-session.js';
 import { WorkObserver } from '../core/work-observer.js';
-import { type SpendReading, settleSpend, TurnEndUsage, UsageLedger } from '../usage/index.js';
+import { type SpendReading, settleTurn, TurnEndUsage, UsageLedger } from '../usage/index.js';
 import { answerServerRequest } from './approvals.js';
 import { appServerArgs, CLIENT_INFO, threadParams, turnParams, type Verification } from './command.js';
 import type { CodexConfig } from './config.js';
@@ -215,13 +215,8 @@ export class AppServerSession {
   }
 
   private settleUsage(ctx: TurnContext, cancelled: boolean): void {
-    const settlement = settleSpend(
-      this.ledger,
-      { replied: this.completed !== null, modelReached: ctx.spend.modelReached, cancelled },
-      this.reading,
-      ctx.spend,
-    );
-    const snapshot = this.usage.settle(settlement);
+    const end = { replied: this.completed !== null, cancelled };
+    const snapshot = settleTurn(this.ledger, this.usage, ctx.spend, end, this.reading);
     if (snapshot !== null) {
       ctx.emit({
         type: 'token_usage',

@@ -11,7 +11,7 @@
 import type { Terminal } from '../core/disposition.js';
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
 import { WorkObserver } from '../core/work-observer.js';
-import { type SpendReading, settleSpend, TurnEndUsage, UsageLedger } from '../usage/index.js';
+import { type SpendReading, settleTurn, TurnEndUsage, UsageLedger } from '../usage/index.js';
 import type { CodexSessionStart } from './app-server-session.js';
 import { execTurnArgs, type Verification } from './command.js';
 import type { CodexConfig } from './config.js';
@@ -131,13 +131,8 @@ export class ExecSession {
     // ended without its report (stopped, killed) may have been served output we never saw, so
     // it counts as unaccounted rather than as free.
     if (this.turnStarted && this.terminal === null) ctx.spend.markModelReached();
-    const settlement = settleSpend(
-      this.ledger,
-      { replied: this.terminal !== null, modelReached: ctx.spend.modelReached, cancelled },
-      this.reading,
-      ctx.spend,
-    );
-    const snapshot = this.usage.settle(settlement);
+    const end = { replied: this.terminal !== null, cancelled };
+    const snapshot = settleTurn(this.ledger, this.usage, ctx.spend, end, this.reading);
     if (snapshot !== null) {
       ctx.emit({
         type: 'token_usage',

@@ -10,7 +10,7 @@ import { mapToolCall, type ToolMapping, ToolTracker } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import {
   RunUsage,
-  settleSpend,
+  settleTurn,
   spendReading,
   UNIT_USD,
   UsageLedger,
@@ -62,13 +62,13 @@ export class StreamSession {
       },
       parseLine: (line, ctx) => this.parseLine(line, ctx),
       settleUsage: (ctx, end) => {
-        const settlement = settleSpend(
+        settleTurn(
           this.ledger,
-          { replied: this.result !== null, modelReached: ctx.spend.modelReached, cancelled: end.cancelled },
-          null,
+          this.run,
           ctx.spend,
+          { replied: this.result !== null, cancelled: end.cancelled },
+          null,
         );
-        this.run.settle(settlement);
       },
       getUsage: () => ({
         usage: this.run.snapshot(),

@@ -4,6 +4,7 @@
  * A records source is read only when the live figure falls short, and a failed read
  * leaves the live figure in place: the turn then stays unaccounted rather than free.
  */
+import type { TokenCounts } from '../../domain/agent.js';
 import type { Settlement, TurnEnd, UsageLedger } from './ledger.js';
 import type { RecordsRead, SpendReading } from './reading.js';
 import type { TurnSpend } from './turn-spend.js';
@@ -38,6 +39,21 @@ export function settleSpend(
     (records) => mark(ledger.settle(end, result, records), spend),
     () => mark(ledger.settle(end, result), spend),
   );
+}
+
+/**
+ * Settles a turn whose evidence is all live (no records source) into the session's
+ * usage (a `RunUsage` or `TurnEndUsage`); whether the model was reached is read from
+ * `spend`. The session usage's new snapshot, or null when the settlement changed nothing.
+ */
+export function settleTurn(
+  ledger: UsageLedger,
+  into: { settle(settlement: Settlement): TokenCounts | null },
+  spend: TurnSpend,
+  end: Omit<TurnEnd, 'modelReached'>,
+  reading: SpendReading | null,
+): TokenCounts | null {
+  return into.settle(settleSpend(ledger, { ...end, modelReached: spend.modelReached }, reading, spend));
 }
 
 function mark(settlement: Settlement, spend: TurnSpend): Settlement {

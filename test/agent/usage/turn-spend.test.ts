@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   deriveSpendFlags,
   type RecordsRead,
+  RunUsage,
   type SpendReading,
   settleSpend,
+  settleTurn,
   spendReading,
   TurnSpend,
   UsageLedger,
@@ -206,5 +208,27 @@ describe('settleSpend', () => {
     );
     expect(s).toMatchObject({ run: counts(5, 1), covered: false });
     expect(deriveSpendFlags(spend, 'turn_cancelled', STREAMING, true).spendUnaccounted).toBe(true);
+  });
+});
+
+describe('settleTurn', () => {
+  it('reads whether the model was reached from the spend and settles into the session usage', () => {
+    const ledger = new UsageLedger(STREAMING);
+    const run = new RunUsage();
+    const reached = new TurnSpend();
+    reached.markModelReached();
+    ledger.observeRequest(spendReading({ identity: 'a', input: 10, output: 1, cacheRead: 0, cacheWrite: 0 }));
+    // Cancelled after reaching the model: its partial figure counts, and the turn is unaccounted.
+    expect(settleTurn(ledger, run, reached, { replied: false, cancelled: true }, null)).toEqual(
+      counts(10, 1),
+    );
+    expect(reached.settled).toBe(false);
+    expect(deriveSpendFlags(reached, 'turn_cancelled', STREAMING, true).spendUnaccounted).toBe(true);
+
+    // A turn that never reached the model changes nothing and stays accounted as free.
+    ledger.beginTurn();
+    const silent = new TurnSpend();
+    expect(settleTurn(ledger, run, silent, { replied: false, cancelled: true }, null)).toBeNull();
+    expect(deriveSpendFlags(silent, 'turn_cancelled', STREAMING, true).spendUnaccounted).toBe(false);
   });
 });
