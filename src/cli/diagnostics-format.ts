@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { Diagnostic } from '../domain/diagnostic.js';
+import type { ContinuationSource } from '../prompt/continuation.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'github'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -12,16 +13,33 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 /** Version of the JSON shape; bumped only on an incompatible change. */
 export const JSON_SCHEMA_VERSION = 1;
 
-/** Formats diagnostics of one file; `cwd` makes paths relative for readability. */
+/** What `validate` reports about a workflow that loaded, beside its diagnostics. */
+export interface WorkflowFacts {
+  /** What continuation turns send: the template, or the built-in guidance. */
+  continuationTurns: ContinuationSource;
+}
+
+/** The text line for the continuation rule, so an author sees which one applies. */
+const CONTINUATION_LINE: Record<ContinuationSource, string> = {
+  template: 'continuation turns: template (it reads run.is_continuation)',
+  guidance: 'continuation turns: built-in guidance (the template does not read run.is_continuation)',
+};
+
+/**
+ * Formats diagnostics of one file; `cwd` makes paths relative for readability. `facts` (null when
+ * the workflow did not load, or not given) adds a line to text and a field to json; github output
+ * stays annotations only.
+ */
 export function formatDiagnostics(
   format: OutputFormat,
   file: string,
   diagnostics: readonly Diagnostic[],
   cwd: string,
+  facts: WorkflowFacts | null = null,
 ): string {
   const shown = (p: string) => {
     const rel = path.relative(cwd, p);
-    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
+    return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel) ? rel : p;
   };
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
   const warnings = diagnostics.length - errors;
@@ -31,6 +49,7 @@ export function formatDiagnostics(
         const where = d.line === null ? shown(d.file) : `${shown(d.file)}:${d.line}:${d.column ?? 1}`;
         return `${where} ${d.severity} ${d.code}: ${d.message}`;
       });
+      if (facts !== null) lines.push(`${shown(file)}: ${CONTINUATION_LINE[facts.continuationTurns]}`);
       lines.push(`${shown(file)}: ${count(errors, 'error')}, ${count(warnings, 'warning')}`);
       return `${lines.join('\n')}\n`;
     }
@@ -51,6 +70,7 @@ export function formatDiagnostics(
             column: d.column,
             path: d.path ?? null,
           })),
+          continuation_turns: facts?.continuationTurns ?? null,
         },
         null,
         2,

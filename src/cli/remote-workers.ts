@@ -8,6 +8,7 @@ import type { RemoteHost } from '../domain/remote.js';
 import type { RemoteWorkers, Workspaces } from '../orchestrator/ports.js';
 import { SshHosts } from '../ssh/index.js';
 import type { ServiceConfig } from '../workflow/config.js';
+import type { LegacyOwnerCheck } from '../workspace/lifecycle.js';
 import type { HookResult } from '../workspace/manager.js';
 import { RemoteWorkspaceManager } from '../workspace/remote.js';
 
@@ -17,6 +18,8 @@ export interface RemoteWorkersParams {
   agentEnv: Record<string, string>;
   onHook: (event: { hook: string; issueIdentifier: string; result: HookResult }) => void;
   warn: (message: string, fields: Record<string, unknown>) => void;
+  /** Whether an old-named workspace on a host was the issue's own. */
+  ownsLegacy?: LegacyOwnerCheck;
 }
 
 /** The SSH workers and a `close` that ends their connections. */
@@ -42,6 +45,7 @@ export function createRemoteWorkers(params: RemoteWorkersParams): RemoteWorkers 
           root: params.config.workspaceRoot,
           hooks: params.config.hooks,
           onHook: params.onHook,
+          ownsLegacy: params.ownsLegacy,
         });
         managers.set(host, manager);
       }

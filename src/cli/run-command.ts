@@ -50,6 +50,7 @@ export async function runRun(
   const loaded = loadWorkflow(workflowPath, {
     env: process.env,
     kinds: kindCatalog(),
+    checkRender: true,
     ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
   });
   const report = (diagnostics: Diagnostic[]) => {

@@ -54,6 +54,8 @@ export async function runService(
     loadWorkflow(workflowPath, {
       env: process.env,
       kinds: kindCatalog(),
+      // The same gate as `validate`: a template that fails on the sample issue never runs.
+      checkRender: true,
       ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
       ...(text !== undefined ? { text } : {}),
     });
@@ -152,9 +154,11 @@ export async function runService(
     hooks: config.hooks,
     baseEnv: process.env,
     onHook,
+    ownsLegacy: (issueId, path) => store.onlyIssueUsedWorkspace(issueId, path),
   });
   // Built even without hosts, so a reload that adds `worker.ssh_hosts` takes effect.
   const remote = createRemoteWorkers({
+    ownsLegacy: (issueId, path) => store.onlyIssueUsedWorkspace(issueId, path),
     config,
     env: process.env,
     agentEnv: remoteAgentEnvironment(process.env, kind.runtime.credentialEnv, config.worker.forwardEnv, tag),

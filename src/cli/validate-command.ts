@@ -26,7 +26,8 @@ export function runValidate(
     ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
   });
   const diagnostics = result.ok ? result.workflow.diagnostics : result.diagnostics;
-  out(formatDiagnostics(options.format, workflowPath, diagnostics, process.cwd()));
+  const facts = result.ok ? { continuationTurns: result.workflow.template.continuation } : null;
+  out(formatDiagnostics(options.format, workflowPath, diagnostics, process.cwd(), facts));
   if (!result.ok) return 1;
   return options.strict && diagnostics.length > 0 ? 1 : 0;
 }

@@ -39,6 +39,18 @@ export type UsageProvenance =
 
 export type ToolKind = 'shell' | 'read' | 'edit' | 'skill';
 
+/** One window of a provider rate limit as the runtime last reported it. */
+export interface RateLimitWindow {
+  /** The runtime's name for the window (`primary`, `secondary`, `five_hour`, …). */
+  window: string;
+  /** Share of the window already used, in percent (0–100); null when not reported. */
+  usedPercent: number | null;
+  /** Length of the window in minutes; null when not reported. */
+  windowMinutes: number | null;
+  /** When the window resets, epoch ms; null when not reported. */
+  resetsAtMs: number | null;
+}
+
 interface EventBase {
   /** ISO-8601 UTC time the event was observed. */
   at: string;
@@ -69,6 +81,11 @@ export type AgentEvent =
   | (EventBase & { type: 'malformed'; message: string })
   | (EventBase & { type: 'warning'; message: string })
   | (EventBase & { type: 'tool_channel_gap'; message: string })
+  /**
+   * The provider's rate limit as it stands: one limit (`limitId`, as the runtime names it)
+   * with every window it reported. A later report of the same limit replaces this one.
+   */
+  | (EventBase & { type: 'rate_limits'; limitId: string; windows: RateLimitWindow[] })
   | (EventBase & { type: 'turn_completed'; message: string })
   | (EventBase & { type: 'turn_failed'; message: string; errorKind: AgentErrorKind })
   | (EventBase & { type: 'turn_cancelled'; message: string })

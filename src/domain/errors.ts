@@ -36,6 +36,8 @@ export const WORKER_ERROR_KINDS = [
   'workspace_hook_failed',
   /** The issue's workspace path is unusable (bad key, escape, symlink, conflict). */
   'workspace_invalid',
+  /** The workspace directory is in use by another issue's live session; tried again later. */
+  'workspace_busy',
   /** The prompt template could not be rendered for this issue. */
   'prompt_render_failed',
   /** The SSH host chosen for the run could not be reached; the retry goes to another host. */
@@ -78,9 +80,36 @@ export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
   usage_limit: 'wait_for_reset',
   workspace_hook_failed: 'retry',
   workspace_invalid: 'release',
+  workspace_busy: 'retry',
   prompt_render_failed: 'release',
   host_unreachable: 'retry',
 };
+
+/**
+ * What lets an issue held after a failure a retry cannot fix run again. Every hold
+ * ends when the issue changes; a failure the workflow owns (its command, template,
+ * kind settings, workspace or tracker settings) also ends when a reload of
+ * WORKFLOW.md changes the workflow, since that is where the fix is made.
+ */
+export type HoldRelease = 'issue_change' | 'issue_or_workflow_change';
+
+const WORKFLOW_OWNED: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'unsupported_tracker_kind',
+  'missing_tracker_api_key',
+  'missing_tracker_project',
+  'tracker_auth_error',
+  'agent_not_found',
+  'invalid_workspace_cwd',
+  'credential_unverified',
+  'turn_input_required',
+  'workspace_invalid',
+  'prompt_render_failed',
+]);
+
+/** What releases a hold made after a failure of `kind` (unknown kinds: only an issue change). */
+export function holdRelease(kind: ErrorKind | null | undefined): HoldRelease {
+  return kind != null && WORKFLOW_OWNED.has(kind) ? 'issue_or_workflow_change' : 'issue_change';
+}
 
 /** The retry decision for a kind; an unclassified failure is retried. */
 export function retryDecision(kind: ErrorKind | undefined): RetryDecision {

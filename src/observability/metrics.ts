@@ -65,6 +65,7 @@ const AGENT_EVENT_TYPES = keys<AgentEventType>({
   malformed: null,
   warning: null,
   tool_channel_gap: null,
+  rate_limits: null,
   turn_completed: null,
   turn_failed: null,
   turn_cancelled: null,
@@ -162,6 +163,41 @@ export function createMetrics(options: MetricsOptions): Metrics {
       for (const host of seenHosts) this.set({ host }, byHost.get(host) ?? 0);
     },
   });
+  // Provider rate limits as last reported, one series per kind, limit and window. The series
+  // are rebuilt at every scrape, so a window the runtime stopped reporting disappears; the
+  // orchestrator keeps a few limits per kind and the core a few windows per limit.
+  const rateLimitGauge = (
+    base: string,
+    help: string,
+    value: (w: OrchestratorSnapshot['rateLimits'][number]['windows'][number]) => number | null,
+  ) =>
+    new Gauge({
+      name: name(base),
+      help,
+      labelNames: ['kind', 'limit', 'window'] as const,
+      registers,
+      collect() {
+        const snapshot = read();
+        if (snapshot === null) return;
+        this.reset();
+        for (const limit of snapshot.rateLimits) {
+          for (const w of limit.windows) {
+            const v = value(w);
+            if (v !== null) this.set({ kind: limit.kind, limit: limit.limitId, window: w.window }, v);
+          }
+        }
+      },
+    });
+  rateLimitGauge(
+    'agent_rate_limit_used_percent',
+    'Share of a provider rate-limit window used, in percent, as the agent runtime last reported it.',
+    (w) => w.usedPercent,
+  );
+  rateLimitGauge(
+    'agent_rate_limit_reset_timestamp_seconds',
+    'When a provider rate-limit window resets, in Unix seconds, as the agent runtime last reported it.',
+    (w) => (w.resetsAtMs === null ? null : w.resetsAtMs / 1000),
+  );
   new Gauge({
     name: name('build_info'),
     help: 'Always 1; the labels carry the orchestrator and Node.js versions.',

@@ -4,6 +4,7 @@
  * the reason an operator reads is the reason the scheduler acted on.
  */
 import type { Issue } from '../domain/issue.js';
+import { stateClassifier } from './states.js';
 
 export interface EligibilityInput {
   activeStates: readonly string[];
@@ -32,14 +33,14 @@ export function ineligibility(issue: Issue, input: EligibilityInput): Ineligibil
 
 /** The check of `ineligibility` with its state sets built once, for a whole list of candidates. */
 export function eligibilityCheck(input: EligibilityInput): (issue: Issue) => Ineligibility | null {
-  const terminal = new Set(input.terminalStates.map((s) => s.toLowerCase()));
-  const active = new Set(input.activeStates.map((s) => s.toLowerCase()));
+  const classify = stateClassifier(input);
   return (issue) => {
     const missing = (['id', 'identifier', 'title', 'state'] as const).filter((k) => issue[k].trim() === '');
     if (missing.length > 0) return { reason: 'missing_fields', detail: `missing ${missing.join(', ')}` };
-    const state = issue.state.toLowerCase();
-    if (terminal.has(state)) return { reason: 'terminal', detail: `state "${issue.state}" is terminal` };
-    if (active.size > 0 && !active.has(state)) {
+    const stateClass = classify(issue.state);
+    if (stateClass === 'terminal')
+      return { reason: 'terminal', detail: `state "${issue.state}" is terminal` };
+    if (stateClass === 'inactive') {
       return { reason: 'not_active', detail: `state "${issue.state}" is not active` };
     }
     if (input.busyIds.has(issue.id)) return { reason: 'busy', detail: 'already running or claimed' };
@@ -50,7 +51,7 @@ export function eligibilityCheck(input: EligibilityInput): (issue: Issue) => Ine
         detail: 'the last run failed in a way a retry cannot fix; edit the issue to retry',
       };
     }
-    const open = issue.blockedBy.filter((b) => b.state === '' || !terminal.has(b.state.toLowerCase()));
+    const open = issue.blockedBy.filter((b) => b.state === '' || classify(b.state) !== 'terminal');
     if (open.length > 0) {
       return { reason: 'blocked', detail: `blocked by ${open.map((b) => b.identifier || b.id).join(', ')}` };
     }
@@ -58,12 +59,24 @@ export function eligibilityCheck(input: EligibilityInput): (issue: Issue) => Ine
   };
 }
 
-/** Dispatch order: priority ascending (none last), then oldest, then identifier. Stable. */
+/** Ranked priorities: 1 (urgent) to 4 (low). 0 is "no priority" in Linear; other values are unknown scales. */
+const RANKED_PRIORITIES: ReadonlySet<number> = new Set([1, 2, 3, 4]);
+
+/** A priority's place in the order: 1–4 as themselves, everything else (none, 0, 7, 2.5) after them, all alike. */
+function priorityRank(priority: number | null): number {
+  return priority !== null && RANKED_PRIORITIES.has(priority) ? priority : RANKED_PRIORITIES.size + 1;
+}
+
+/**
+ * Dispatch order: priorities 1–4 ascending, then every other issue (no priority, 0 or an
+ * unknown value) together; within a rank the oldest first (no creation time last), then
+ * by identifier. Stable.
+ */
 export function dispatchOrder(issues: readonly Issue[]): Issue[] {
   return [...issues].sort((a, b) => {
-    const pa = a.priority ?? Number.POSITIVE_INFINITY;
-    const pb = b.priority ?? Number.POSITIVE_INFINITY;
-    if (pa !== pb) return pa < pb ? -1 : 1;
+    const pa = priorityRank(a.priority);
+    const pb = priorityRank(b.priority);
+    if (pa !== pb) return pa - pb;
     if (a.createdAt !== b.createdAt) {
       if (a.createdAt === '') return 1;
       if (b.createdAt === '') return -1;

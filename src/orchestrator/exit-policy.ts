@@ -4,7 +4,7 @@
  * and returns the actions; the state owner carries them out in order.
  */
 import { type ErrorKind, retryDecision } from '../domain/errors.js';
-import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
+import { CONTINUATION_DELAY_MS, failureDelayMs, usageLimitDelayMs } from './backoff.js';
 
 /** The agent's final message that turns a run into a question for a person. */
 export const BLOCKED_PREFIX = 'BLOCKED:';
@@ -107,31 +107,31 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
     }
     case 'failed': {
       const decision = retryDecision(exit.kind);
-      const next = (ctx.attempt ?? 0) + 1;
       const error = `${exit.kind ?? 'error'}: ${exit.message}`;
       const actions: ExitAction[] = [];
       if (decision === 'release') {
         if (ctx.comments.onFailure)
-          actions.push({ type: 'comment', body: failureComment(exit, null), lifecycle: 'failure' });
+          actions.push({ type: 'comment', body: failureComment(exit, null, null), lifecycle: 'failure' });
         actions.push({ type: 'release' });
         return { kind: 'failed', actions };
       }
-      const delayMs =
-        decision === 'wait_for_reset' && exit.resetAtMs !== null
-          ? Math.max(0, exit.resetAtMs - ctx.nowMs)
-          : failureDelayMs(next, ctx.maxRetryBackoffMs);
-      if (ctx.comments.onFailure)
-        actions.push({ type: 'comment', body: failureComment(exit, next), lifecycle: 'failure' });
+      // Waiting for a usage limit's reset is not a failed attempt: the retry keeps the run's
+      // attempt number (a first run's wait runs as retry 1, as a continuation does), so however
+      // often the limit refuses, the error backoff never grows from it.
+      const waits = decision === 'wait_for_reset';
+      const next = waits ? (ctx.attempt ?? 1) : (ctx.attempt ?? 0) + 1;
+      const delayMs = waits
+        ? usageLimitDelayMs(exit.resetAtMs, ctx.nowMs)
+        : failureDelayMs(next, ctx.maxRetryBackoffMs);
+      if (ctx.comments.onFailure) {
+        const dueAtMs = waits ? ctx.nowMs + delayMs : null;
+        actions.push({ type: 'comment', body: failureComment(exit, next, dueAtMs), lifecycle: 'failure' });
+      }
       actions.push({
         type: 'retry',
         attempt: next,
         delayMs,
-        reason:
-          decision === 'wait_for_reset'
-            ? 'usage_limit'
-            : exit.kind === 'response_timeout'
-              ? 'stall'
-              : 'error',
+        reason: waits ? 'usage_limit' : exit.kind === 'response_timeout' ? 'stall' : 'error',
         error,
         sessionId: null,
       });
@@ -154,11 +154,21 @@ function completionComment(exit: Extract<WorkerExit, { type: 'completed' }>): st
   return lines.join('\n');
 }
 
-function failureComment(exit: Extract<WorkerExit, { type: 'failed' }>, retry: number | null): string {
+function failureComment(
+  exit: Extract<WorkerExit, { type: 'failed' }>,
+  retry: number | null,
+  usageLimitDueAtMs: number | null,
+): string {
   const error = `${exit.kind ?? 'error'}: ${exit.message}`;
+  const retryLine =
+    retry === null
+      ? 'Retry: no (not retryable)'
+      : usageLimitDueAtMs !== null
+        ? `Retry: at ${new Date(usageLimitDueAtMs).toISOString()}, after the usage limit resets`
+        : `Retry: yes (attempt ${retry})`;
   return [
     'Orchestrator session failed.',
     `Error: ${error.length > 200 ? `${error.slice(0, 200)}...` : error}`,
-    retry === null ? 'Retry: no (not retryable)' : `Retry: yes (attempt ${retry})`,
+    retryLine,
   ].join('\n');
 }

@@ -9,7 +9,7 @@ import type { AgentKind } from '../agent/registry.js';
 import { addCounts, formatDollars, isZero, subtractByModel, subtractCounts } from '../agent/usage/index.js';
 import type { AgentAdapter, AgentEvent, TokenCounts, TurnResult, UsageProvenance } from '../domain/agent.js';
 import { ZERO_TOKENS } from '../domain/agent.js';
-import { TrackerError } from '../domain/errors.js';
+import { type ErrorKind, type HoldRelease, holdRelease, TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import type { Workflow } from '../workflow/load.js';
@@ -30,6 +30,8 @@ import type {
   RetryReason,
   Workspaces,
 } from './ports.js';
+import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
+import { stateClassifier } from './states.js';
 import { runWorker, type WorkerOutcome } from './worker.js';
 
 /** How long shutdown waits for workers to finish their after_run hooks and records. */
@@ -100,10 +102,24 @@ export interface OrchestratorSnapshot {
   draining: boolean;
   totals: Totals;
   maxConcurrentAgents: number;
-  /** Issues not dispatched again until they change (see `held`). */
-  held: { issueId: string; identifier: string; error: string }[];
+  /** Issues not dispatched again until they change (see `held`), with what releases each. */
+  held: HeldEntry[];
   /** SSH hosts: configured ones and removed ones still running sessions; [] when all runs here. */
   hosts: HostStatus[];
+  /** The latest rate limit per agent kind and limit id the sessions reported; [] before any. */
+  rateLimits: AgentRateLimit[];
+}
+
+/** An issue held after a failure a retry cannot fix. */
+export interface HeldEntry {
+  issueId: string;
+  identifier: string;
+  /** `kind: message` of the failure. */
+  error: string;
+  /** The failure's kind; null when it had none. */
+  errorKind: ErrorKind | null;
+  /** What ends the hold besides a restart. */
+  releasedBy: HoldRelease;
 }
 
 export class Orchestrator {
@@ -117,7 +133,14 @@ export class Orchestrator {
    */
   private readonly held = new Map<
     string,
-    { fingerprint: string | null; identifier: string; error: string }
+    {
+      fingerprint: string | null;
+      identifier: string;
+      error: string;
+      errorKind: ErrorKind | null;
+      /** The workflow in force when the hold began: a different one releases workflow-owned holds. */
+      workflow: Workflow;
+    }
   >();
   /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
   private readonly inFlight = new Set<Promise<void>>();
@@ -132,6 +155,8 @@ export class Orchestrator {
   private readonly observe: Observer;
   /** Per-host slots of the SSH workers; empty when no host is configured. */
   private readonly hosts: HostPool;
+  /** What the provider last said about its rate limits, per agent kind. */
+  private readonly rateLimits = new RateLimitBook();
 
   constructor(private readonly deps: OrchestratorDeps) {
     this.observe = deps.observe ?? (() => undefined);
@@ -307,9 +332,16 @@ export class Orchestrator {
       ticks: this.ticks,
       draining: this.stopping,
       totals: { ...this.totals, tokens: { ...this.totals.tokens } },
-      held: [...this.held].map(([issueId, h]) => ({ issueId, identifier: h.identifier, error: h.error })),
+      held: [...this.held].map(([issueId, h]) => ({
+        issueId,
+        identifier: h.identifier,
+        error: h.error,
+        errorKind: h.errorKind,
+        releasedBy: holdRelease(h.errorKind),
+      })),
       maxConcurrentAgents: this.deps.workflow.current().config.agent.maxConcurrentAgents,
       hosts: this.hosts.status(),
+      rateLimits: this.rateLimits.list(),
     };
   }
 
@@ -409,10 +441,19 @@ export class Orchestrator {
   private refreshHeld(candidates: readonly Issue[]): void {
     if (this.held.size === 0) return;
     const byId = new Map(candidates.map((c) => [c.id, c]));
+    const workflow = this.deps.workflow.current();
     for (const [id, hold] of this.held) {
       const issue = byId.get(id);
       if (issue === undefined) {
         this.held.delete(id);
+        continue;
+      }
+      if (hold.workflow !== workflow && holdRelease(hold.errorKind) === 'issue_or_workflow_change') {
+        this.held.delete(id);
+        this.deps.log.info(
+          { issue_id: id, issue_identifier: issue.identifier, error_kind: hold.errorKind },
+          'workflow changed since the issue was held; it may be dispatched again',
+        );
         continue;
       }
       const fingerprint = issueFingerprint(issue);
@@ -446,16 +487,15 @@ export class Orchestrator {
       );
       return;
     }
-    const terminal = new Set(config.tracker.terminalStates.map((s) => s.toLowerCase()));
-    const active = new Set(config.tracker.activeStates.map((s) => s.toLowerCase()));
+    const classify = stateClassifier(config.tracker);
     for (const id of ids) {
       const entry = this.running.get(id);
       if (entry === undefined || entry.cancelReason !== null) continue;
       const state = byId.get(id);
       let reason: RunningEntry['cancelReason'] = null;
       if (state === undefined) reason = 'missing';
-      else if (terminal.has(state.toLowerCase())) reason = 'terminal';
-      else if (active.size > 0 && !active.has(state.toLowerCase())) reason = 'inactive';
+      else if (classify(state) === 'terminal') reason = 'terminal';
+      else if (classify(state) === 'inactive') reason = 'inactive';
       if (state !== undefined) entry.issue = { ...entry.issue, state };
       if (reason !== null) {
         entry.cancelReason = reason;
@@ -626,22 +666,26 @@ export class Orchestrator {
       },
       controller.signal,
     ).then(
-      (outcome) => this.onWorkerExit(entry, outcome),
+      (outcome) => this.onWorkerExit(entry, outcome, workflow),
       (error: unknown) =>
-        this.onWorkerExit(entry, {
-          exit: {
-            type: 'failed',
-            kind: undefined,
-            message: `worker crashed: ${describe(error)}`,
-            resetAtMs: null,
-            sessionId: entry.sessionId,
-            turns: entry.turn,
+        this.onWorkerExit(
+          entry,
+          {
+            exit: {
+              type: 'failed',
+              kind: undefined,
+              message: `worker crashed: ${describe(error)}`,
+              resetAtMs: null,
+              sessionId: entry.sessionId,
+              turns: entry.turn,
+            },
+            lastState: entry.issue.state,
+            workspace: entry.workspace,
+            lastResult: null,
+            unaccountedTurns: 0,
           },
-          lastState: entry.issue.state,
-          workspace: entry.workspace,
-          lastResult: null,
-          unaccountedTurns: 0,
-        }),
+          workflow,
+        ),
     );
     const done = entry.done;
     this.inFlight.add(done);
@@ -693,6 +737,14 @@ export class Orchestrator {
       entry.usage = event.usage;
       entry.usageByModel = event.usageByModel;
     }
+    if (event.type === 'rate_limits') {
+      this.rateLimits.record(
+        this.deps.agent.kind.name,
+        event.limitId,
+        event.windows,
+        this.deps.clock.nowMs(),
+      );
+    }
     if (event.type === 'notification' || event.type === 'warning' || event.type === 'malformed') {
       this.deps.log.debug({ ...fields, event: event.type, message: event.message }, 'agent event');
     }
@@ -716,7 +768,8 @@ export class Orchestrator {
     }
   }
 
-  private async onWorkerExit(entry: RunningEntry, outcome: WorkerOutcome): Promise<void> {
+  /** `workflow`: the one the run was dispatched with (a hold remembers it). */
+  private async onWorkerExit(entry: RunningEntry, outcome: WorkerOutcome, workflow: Workflow): Promise<void> {
     const { store, clock, log } = this.deps;
     const { config } = this.deps.workflow.current();
     const issue = entry.issue;
@@ -734,13 +787,12 @@ export class Orchestrator {
     if (exit.type === 'cancelled' && entry.cancelReason === null) {
       exit = { ...exit, reason: 'cancelled' };
     }
-    const activeStates = config.tracker.activeStates.map((s) => s.toLowerCase());
-    const terminalStates = config.tracker.terminalStates.map((s) => s.toLowerCase());
-    const last = outcome.lastState.toLowerCase();
+    if (exit.type === 'failed' && exit.kind === 'usage_limit' && exit.resetAtMs === null) {
+      // The refusal named no reset; the used-up window the account reported may.
+      exit = { ...exit, resetAtMs: this.rateLimits.exhaustedResetAtMs(this.deps.agent.kind.name, endedMs) };
+    }
     const issueActive =
-      outcome.lastState !== '' &&
-      !terminalStates.includes(last) &&
-      (activeStates.length === 0 || activeStates.includes(last));
+      outcome.lastState !== '' && stateClassifier(config.tracker)(outcome.lastState) === 'active';
     const plan = planExit(exit, {
       attempt: entry.attempt,
       issueActive,
@@ -831,10 +883,14 @@ export class Orchestrator {
         fingerprint: null,
         identifier: issue.identifier,
         error: exit.type === 'failed' ? `${exit.kind ?? 'error'}: ${exit.message}` : plan.kind,
+        errorKind: exit.type === 'failed' ? (exit.kind ?? null) : null,
+        workflow,
       });
       log.warn(
         { issue_id: issue.id, issue_identifier: issue.identifier },
-        'issue held: its run failed in a way a retry cannot fix; change the issue to dispatch it again',
+        holdRelease(exit.type === 'failed' ? exit.kind : null) === 'issue_or_workflow_change'
+          ? 'issue held: its run failed in a way a retry cannot fix; change the issue or WORKFLOW.md to dispatch it again'
+          : 'issue held: its run failed in a way a retry cannot fix; change the issue to dispatch it again',
       );
     }
     for (const action of plan.actions) await this.apply(issue, action, retryEntry);
@@ -969,9 +1025,9 @@ export class Orchestrator {
       return;
     }
     const state = issue.state.toLowerCase();
-    const terminal = config.tracker.terminalStates.map((s) => s.toLowerCase()).includes(state);
-    const active = config.tracker.activeStates.map((s) => s.toLowerCase());
-    if (terminal || (active.length > 0 && !active.includes(state))) {
+    const stateClass = stateClassifier(config.tracker)(issue.state);
+    const terminal = stateClass === 'terminal';
+    if (stateClass !== 'active') {
       this.release(issueId);
       // The workspace is where the previous attempt ran (older entries name no host).
       if (terminal) {

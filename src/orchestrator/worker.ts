@@ -5,7 +5,12 @@
  * `after_run`. A worker never touches the orchestrator's state: it reports
  * events, turns and its exit through callbacks, and the owner decides.
  */
-import { type ProofStore, proofKey, verifyCredential } from '../agent/core/verify-credential.js';
+import {
+  type ProofStore,
+  proofKey,
+  verificationTimeoutMs,
+  verifyCredential,
+} from '../agent/core/verify-credential.js';
 import type { AgentKind } from '../agent/registry.js';
 import {
   type AgentAdapter,
@@ -26,9 +31,7 @@ import type { BudgetVerdict } from './budget.js';
 import { BLOCKED_PREFIX, type WorkerExit } from './exit-policy.js';
 import type { Observer } from './observations.js';
 import type { Logger, TurnRecord, Workspaces } from './ports.js';
-
-/** Longest a credential-verification turn may take. */
-const VERIFICATION_TIMEOUT_MS = 120_000;
+import { stateClassifier } from './states.js';
 
 export interface WorkerJob {
   issue: Issue;
@@ -90,12 +93,8 @@ export async function runWorker(
   let turns = 0;
   let sessionId: string | null = job.resumeSessionId;
   let workspacePath: string | null = null;
-  const activeStates = config.tracker.activeStates.map((s) => s.toLowerCase());
-  const terminalStates = config.tracker.terminalStates.map((s) => s.toLowerCase());
-  const isActive = (state: string) => {
-    const lower = state.toLowerCase();
-    return !terminalStates.includes(lower) && (activeStates.length === 0 || activeStates.includes(lower));
-  };
+  const classify = stateClassifier(config.tracker);
+  const isActive = (state: string) => classify(state) === 'active';
   const finish = (exit: WorkerExit): WorkerOutcome => ({
     exit,
     lastState,
@@ -138,9 +137,11 @@ export async function runWorker(
     const kind: ErrorKind =
       prepared.error.kind === 'host_unreachable'
         ? 'host_unreachable'
-        : ['hook_failed', 'hook_timeout', 'io'].includes(prepared.error.kind)
-          ? 'workspace_hook_failed'
-          : 'workspace_invalid';
+        : prepared.error.kind === 'busy'
+          ? 'workspace_busy'
+          : ['hook_failed', 'hook_timeout', 'io'].includes(prepared.error.kind)
+            ? 'workspace_hook_failed'
+            : 'workspace_invalid';
     return failed(kind, prepared.error.message);
   }
   const workspace = prepared.workspace.path;
@@ -177,7 +178,7 @@ export async function runWorker(
       store: deps.proofs,
       issue,
       nowMs: deps.nowMs,
-      timeoutMs: Math.min(config.agent.turnTimeoutMs || VERIFICATION_TIMEOUT_MS, VERIFICATION_TIMEOUT_MS),
+      timeoutMs: verificationTimeoutMs(config.agent),
     });
     if (!verification.ok) {
       deps.log.warn({ ...fields, error: verification.error.message }, 'credential verification failed');

@@ -170,6 +170,9 @@ function prepareStatements(db: Database.Database) {
       'UPDATE runs SET workspace = ? WHERE id = ? AND ended_at IS NULL',
     ),
     runById: db.prepare<[number], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
+    workspaceUsers: db.prepare<[string], { issue_id: string }>(
+      'SELECT DISTINCT issue_id FROM runs WHERE workspace = ? LIMIT 2',
+    ),
     openRuns: db.prepare<[], RunRow>(`SELECT ${runColumns} FROM runs WHERE ended_at IS NULL ORDER BY id`),
     closeInterrupted: db.prepare<[string, string]>(
       `UPDATE runs SET ended_at = ?, exit_kind = 'interrupted', error = COALESCE(error, ?)
@@ -447,7 +450,6 @@ export class Store {
     this.#guard('record turn', () => this.#recordTurn(params));
   }
 
-  /** Closes an open run with its outcome. Throws `run_not_open` for an unknown or finished run. */
   /** Records the workspace of an open run once it is known (it is prepared after the run starts). */
   setRunWorkspace(runId: number, workspace: string): void {
     this.#guard('set run workspace', () => {
@@ -455,6 +457,15 @@ export class Store {
     });
   }
 
+  /** True when runs recorded `workspace` and every one of them was `issueId`'s (the old-name adoption check). */
+  onlyIssueUsedWorkspace(issueId: string, workspace: string): boolean {
+    return this.#guard('read workspace users', () => {
+      const users = this.#sql.workspaceUsers.all(workspace).map((r) => r.issue_id);
+      return users.length === 1 && users[0] === issueId;
+    });
+  }
+
+  /** Closes an open run with its outcome. Throws `run_not_open` for an unknown or finished run. */
   finishRun(runId: number, input: FinishRunInput): void {
     this.#guard('finish run', () => {
       const changes = this.#sql.finishRun.run({

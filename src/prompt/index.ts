@@ -4,6 +4,7 @@
  */
 
 export { checkTemplate } from './check.js';
+export { type ContinuationSource, continuationSource } from './continuation.js';
 export { type PromptOrigin, translatePosition } from './diagnose.js';
 export { DEFAULT_CONTINUATION_PROMPT, type RenderResult, renderPrompt, turnPrompt } from './render.js';
 export { type CompileResult, compilePrompt, type PromptTemplate } from './template.js';

@@ -6,6 +6,7 @@
 
 import type { Liquid, Template } from 'liquidjs';
 import type { Diagnostic } from '../domain/diagnostic.js';
+import { type ContinuationSource, continuationSource } from './continuation.js';
 import { diagnosticsFromError, type PromptOrigin } from './diagnose.js';
 import { RUNTIME_ENGINE } from './engine.js';
 
@@ -21,6 +22,8 @@ export interface PromptTemplate {
   readonly engine: Liquid;
   /** Liquid's parse tree. */
   readonly parsed: Template[];
+  /** What continuation turns send: this template (it reads `run.is_continuation`) or the built-in guidance. */
+  readonly continuation: ContinuationSource;
 }
 
 /** Outcome of compiling a prompt: the template, or diagnostics positioned in the original file. */
@@ -35,7 +38,8 @@ export function compilePrompt(source: string, origin: PromptOrigin): CompileResu
 export function compileWith(engine: Liquid, source: string, origin: PromptOrigin): CompileResult {
   try {
     const parsed = engine.parse(source);
-    return { ok: true, template: { source, origin: { ...origin }, engine, parsed } };
+    const continuation = continuationSource(engine, parsed);
+    return { ok: true, template: { source, origin: { ...origin }, engine, parsed, continuation } };
   } catch (err) {
     return { ok: false, diagnostics: diagnosticsFromError(err, origin, 'parse') };
   }

@@ -122,7 +122,7 @@ const BODY = `
   <section id="held-section" hidden>
   <h2>Held <span class="count" id="held-count"></span></h2>
   <div class="wrap"><table data-testid="held">
-    <thead><tr><th>Issue</th><th>Why (not dispatched again until the issue changes)</th></tr></thead>
+    <thead><tr><th>Issue</th><th>Why</th><th>Dispatched again after</th></tr></thead>
     <tbody></tbody>
   </table></div>
   </section>
@@ -131,6 +131,14 @@ const BODY = `
   <h2>SSH hosts <span class="count" id="hosts-count"></span></h2>
   <div class="wrap"><table data-testid="hosts">
     <thead><tr><th>Host</th><th class="num">Running</th><th class="num">Cap</th><th>State</th></tr></thead>
+    <tbody></tbody>
+  </table></div>
+  </section>
+
+  <section id="rate-limits-section" hidden>
+  <h2>Rate limits <span class="count" id="rate-limits-count"></span></h2>
+  <div class="wrap"><table data-testid="rate-limits">
+    <thead><tr><th>Agent kind</th><th>Limit</th><th>Window</th><th class="num">Used</th><th>Resets</th><th>Reported</th></tr></thead>
     <tbody></tbody>
   </table></div>
   </section>
@@ -478,6 +486,13 @@ const SCRIPT = `
   const HELD_COLUMNS = [
     { field: 'identifier', cell: (h) => issueCell(h.issue_identifier, '') },
     { field: 'error', cls: 'text', cell: (h) => ({ text: h.error }) },
+    {
+      field: 'released_by',
+      cls: 'text',
+      cell: (h) => ({
+        text: h.released_by === 'issue_or_workflow_change' ? 'an issue edit or a WORKFLOW.md change' : 'an issue edit',
+      }),
+    },
   ];
 
   const HOST_COLUMNS = [
@@ -492,6 +507,57 @@ const SCRIPT = `
           ? { text: 'down until ' + fmtTime(h.down.retry_at) + ': ' + h.down.reason, value: 'down' }
           : { text: 'up', value: 'up' },
     },
+  ];
+
+  function fmtPercent(v) {
+    return isNum(v) ? Math.round(v * 10) / 10 + '%' : dash;
+  }
+
+  function percentClass(v) {
+    if (!isNum(v)) return 'muted';
+    if (v >= 100) return 'bad';
+    return v >= 80 ? 'warn' : '';
+  }
+
+  /** One row per reported window of every limit (a limit that reported none has no row). */
+  function rateLimitRows(limits) {
+    const rows = [];
+    for (const limit of limits) {
+      const windows = Array.isArray(limit.windows) ? limit.windows : [];
+      for (const w of windows) rows.push({ limit: limit, w: w, key: JSON.stringify([limit.agent_kind, limit.limit_id, w.window]) });
+    }
+    return rows;
+  }
+
+  const RATE_LIMIT_COLUMNS = [
+    { field: 'agent_kind', cell: (r) => ({ text: r.limit.agent_kind }) },
+    { field: 'limit', cell: (r) => ({ text: r.limit.limit_id }) },
+    {
+      field: 'window',
+      cell: (r) => ({
+        text: r.w.window + (isNum(r.w.window_minutes) ? ' (' + fmtSeconds(r.w.window_minutes * 60) + ')' : ''),
+        value: r.w.window,
+      }),
+    },
+    {
+      field: 'used',
+      cls: 'num',
+      cell: (r) => ({ text: fmtPercent(r.w.used_percent), value: r.w.used_percent, cls: percentClass(r.w.used_percent) }),
+    },
+    {
+      field: 'resets',
+      cell: (r) => {
+        const at = Date.parse(r.w.resets_at);
+        if (!isNum(at)) return { text: dash };
+        const left = (at - serverNowMs()) / 1000;
+        return {
+          text: left <= 0 ? 'reset ' + fmtTime(r.w.resets_at) : 'in ' + fmtSeconds(Math.ceil(left)) + ' (' + fmtTime(r.w.resets_at) + ')',
+          value: r.w.resets_at,
+          title: r.w.resets_at,
+        };
+      },
+    },
+    { field: 'observed', cell: (r) => ({ text: fmtTime(r.limit.observed_at), title: r.limit.observed_at }) },
   ];
 
   const tokenColumn = (field) => ({
@@ -626,6 +692,10 @@ const SCRIPT = `
     renderRows('hosts', hosts, (h) => h.host, (h) => ({ 'data-host': h.host }), HOST_COLUMNS, 'No SSH hosts');
     setText(byId('hosts-count'), String(hosts.length));
     byId('hosts-section').hidden = hosts.length === 0;
+    const limits = rateLimitRows(Array.isArray(state.rate_limits) ? state.rate_limits : []);
+    renderRows('rate-limits', limits, (r) => r.key, (r) => ({ 'data-kind': r.limit.agent_kind }), RATE_LIMIT_COLUMNS, 'No rate limits reported');
+    setText(byId('rate-limits-count'), String(limits.length));
+    byId('rate-limits-section').hidden = limits.length === 0;
     const byModel = state.tokens_by_model_since_start || {};
     const models = Object.keys(byModel).sort().map((model) => ({ model: model, tokens: byModel[model] || {} }));
     renderRows('models', models, (m) => m.model, (m) => ({ 'data-model': m.model }), MODEL_COLUMNS, 'No usage yet');

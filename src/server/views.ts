@@ -7,7 +7,9 @@
  */
 import { addCounts, ZERO } from '../agent/usage/index.js';
 import type { TokenCounts } from '../domain/agent.js';
+import type { HoldRelease } from '../domain/errors.js';
 import type { OrchestratorSnapshot, RunningEntry } from '../orchestrator/orchestrator.js';
+import type { AgentRateLimit } from '../orchestrator/rate-limits.js';
 import type { RetryEntry, RunRecord, TotalsRecord, TurnRecord } from '../persistence/index.js';
 import type { ServiceConfig } from '../workflow/config.js';
 import type { AdapterHealth } from './ports.js';
@@ -62,6 +64,10 @@ export interface HeldView {
   issue_id: string;
   issue_identifier: string;
   error: string;
+  /** The failure's kind (`agent_not_found`, …); null when it had none. */
+  error_kind: string | null;
+  /** What ends the hold (a restart always does). */
+  released_by: HoldRelease;
 }
 
 export interface ConfigView {
@@ -110,6 +116,21 @@ export interface HostView {
   configured: boolean;
 }
 
+/** One provider rate limit of an agent kind, as its sessions last reported it. */
+export interface RateLimitView {
+  agent_kind: string;
+  limit_id: string;
+  observed_at: string;
+  windows: {
+    window: string;
+    /** 0–100; null when the runtime did not say. */
+    used_percent: number | null;
+    window_minutes: number | null;
+    /** null when the runtime did not say. */
+    resets_at: string | null;
+  }[];
+}
+
 export interface StateView {
   generated_at: string;
   version: string;
@@ -134,6 +155,8 @@ export interface StateView {
     active_cost_usd: number | null;
   };
   tokens_by_model_since_start: Record<string, TokensView>;
+  /** The latest rate limits per agent kind and limit; [] until a runtime reports one. */
+  rate_limits: RateLimitView[];
   config: ConfigView;
   adapters: AdapterView[];
 }
@@ -387,6 +410,21 @@ export interface StateInputs {
   priceTokens(usage: TokenCounts): number | null;
 }
 
+/** One reported rate limit as the state document shows it. */
+export function rateLimitView(limit: AgentRateLimit): RateLimitView {
+  return {
+    agent_kind: limit.kind,
+    limit_id: limit.limitId,
+    observed_at: iso(limit.observedAtMs),
+    windows: limit.windows.map((w) => ({
+      window: w.window,
+      used_percent: w.usedPercent,
+      window_minutes: w.windowMinutes,
+      resets_at: w.resetsAtMs === null ? null : iso(w.resetsAtMs),
+    })),
+  };
+}
+
 export function stateView(input: StateInputs): StateView {
   const { snapshot, totals, nowMs } = input;
   const activeTokens = snapshot.running.reduce<TokenCounts>((sum, e) => addCounts(sum, e.usage), ZERO);
@@ -405,6 +443,8 @@ export function stateView(input: StateInputs): StateView {
       issue_id: h.issueId,
       issue_identifier: h.identifier,
       error: h.error,
+      error_kind: h.errorKind,
+      released_by: h.releasedBy,
     })),
     ssh_hosts: snapshot.hosts.map((h) => ({
       host: h.host,
@@ -427,6 +467,7 @@ export function stateView(input: StateInputs): StateView {
       active_cost_usd: usd(activeCostMicroUsd(snapshot.running, input.priceTokens)),
     },
     tokens_by_model_since_start: tokensByModelView(input.tokensByModel),
+    rate_limits: snapshot.rateLimits.map(rateLimitView),
     config: configView(input.config, input.workflowPath),
     adapters: input.adapters.map(adapterView),
   };

@@ -25,6 +25,14 @@ export interface LaunchContext {
   onWarn: (message: string, fields: Record<string, unknown>) => void;
 }
 
+/**
+ * The program as a quoted word for the host's shell; a leading `~/` stays outside the
+ * quotes (as `$HOME`) so the host's home is used, while spaces and quotes survive.
+ */
+export function programWord(program: string): string {
+  return program.startsWith('~/') ? `"$HOME"/${shellQuote(program.slice(2))}` : shellQuote(program);
+}
+
 /** Starts `params.command` on the host as the leader of its own process group. */
 export async function launchRemote(
   context: LaunchContext,
@@ -34,7 +42,7 @@ export async function launchRemote(
   const preamble = envPreamble(params.env, preambleEndLine(nonce));
   if (!preamble.ok)
     return { ok: false, reason: 'failed', message: `ssh ${context.name}: ${preamble.message}` };
-  const exec = [params.command, ...params.args.map(shellQuote)].join(' ');
+  const exec = [programWord(params.command), ...params.args.map(shellQuote)].join(' ');
   const opened = await context.connections.exec(
     wrapperCommand({ nonce, cwd: params.cwd, mergeStderr: false, exec }),
   );

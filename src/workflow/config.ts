@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ConfigIssue } from '../domain/diagnostic.js';
 import type { TrackerSettings } from '../domain/tracker.js';
+import { splitCommandLine } from './command-line.js';
 import { type Env, type Expansion, expandAll, expandHome, expandPath, expandTargeted } from './env-vars.js';
 import { parseHostSpec } from './host-spec.js';
 import type { FrontMatter } from './schema.js';
@@ -340,11 +341,14 @@ function stateRules(t: ServiceConfig['tracker'], kindMissing: boolean): ConfigIs
   }
   const active = lowerSet(t.activeStates);
   const terminal = lowerSet(t.terminalStates);
-  if (active.size === 0 && terminal.size === 0) {
+  // An empty list once meant "every non-terminal state": a handed-off or blocked issue was
+  // then dispatched again at once, in a loop. The states to work on must be named.
+  if (active.size === 0) {
     issues.push({
       severity: 'error',
-      code: 'tracker.states.empty',
-      message: 'set tracker.active_states or tracker.terminal_states (both are empty)',
+      code: 'tracker.active_states.missing',
+      message:
+        'tracker.active_states is missing or empty: list the states an issue must be in to be dispatched (for example [Todo, In Progress])',
       path: ['tracker', 'active_states'],
     });
   }
@@ -422,6 +426,17 @@ function stateRules(t: ServiceConfig['tracker'], kindMissing: boolean): ConfigIs
 
 function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  if (config.agent.command !== null) {
+    const split = splitCommandLine(config.agent.command);
+    if (!split.ok) {
+      issues.push({
+        severity: 'error',
+        code: 'agent.command.quoting',
+        message: `agent.command cannot be split into words: ${split.message}`,
+        path: ['agent', 'command'],
+      });
+    }
+  }
   if (net.isIP(config.server.host) === 0) {
     issues.push({
       severity: 'error',

@@ -6,8 +6,10 @@
  */
 
 export const WORKSPACE_ERROR_KINDS = [
-  /** The identifier sanitises to nothing usable ('', '.', '..'). */
+  /** The identifier is empty: no workspace name can be made from it. */
   'invalid_key',
+  /** Another issue's session is using the workspace directory right now. */
+  'busy',
   /** The computed path is not a direct child of the workspace root. */
   'escape',
   /** Something other than a directory already sits at the workspace path. */

@@ -7,13 +7,18 @@
  * must never create and remove its directory at once. A hook that could not be
  * run because the host was unreachable fails as `host_unreachable`, never as a
  * hook that failed. Observers of hook results can never change an outcome.
+ *
+ * A directory serves one issue's live session at a time: a key in use by one issue's
+ * run is refused to any other issue (`busy`), for a run or a removal. A workspace
+ * an earlier version named by the old, colliding rule is adopted (renamed to the
+ * current key) only when the owner check says it was this issue's.
  */
 import type { HooksConfig } from '../workflow/config.js';
 import { WorkspaceError } from './errors.js';
 import { type HookResult, hookEnv } from './hooks.js';
 import { KeyLock } from './key-lock.js';
-import { workspaceKey } from './keys.js';
-import { type Failure, type HookRun, isOwnKey, notRun, type Outcome, type WorkspacePlace } from './place.js';
+import { isWorkspaceKey, legacyWorkspaceKey, workspaceKey } from './keys.js';
+import { type Failure, type HookRun, notRun, type Outcome, type WorkspacePlace } from './place.js';
 
 /** A workspace ready for an agent. */
 export interface PreparedWorkspace {
@@ -36,6 +41,12 @@ export type HookObserver = (event: { hook: string; issueIdentifier: string; resu
 
 type IssueRef = { id: string; identifier: string };
 
+/**
+ * Whether the directory at `path`, named by the old key rule, was `issueId`'s own
+ * (no other issue ever ran there); absent: old-named workspaces are never adopted.
+ */
+export type LegacyOwnerCheck = (issueId: string, path: string) => boolean;
+
 /** prepare, afterRun, remove and existingKeys on any `WorkspacePlace`; the base of both managers. */
 export class WorkspaceLifecycle {
   readonly #place: WorkspacePlace;
@@ -43,11 +54,20 @@ export class WorkspaceLifecycle {
   readonly #onHook: HookObserver | undefined;
   /** Creations and removals of one key never overlap in this process. */
   readonly #locks = new KeyLock();
+  /** Key → the issue whose run is using it, from `prepare` until `afterRun`. */
+  readonly #live = new Map<string, IssueRef>();
+  readonly #ownsLegacy: LegacyOwnerCheck | undefined;
 
-  constructor(place: WorkspacePlace, hooks: HooksConfig, onHook: HookObserver | undefined) {
+  constructor(
+    place: WorkspacePlace,
+    hooks: HooksConfig,
+    onHook: HookObserver | undefined,
+    ownsLegacy?: LegacyOwnerCheck,
+  ) {
     this.#place = place;
     this.#hooks = hooks;
     this.#onHook = onHook;
+    this.#ownsLegacy = ownsLegacy;
   }
 
   /** The planned path for an identifier (escape-checked; how far the root is resolved is the place's affair). */
@@ -71,18 +91,34 @@ export class WorkspaceLifecycle {
   ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
     const planned = this.pathFor(issue.identifier);
     if (!planned.ok) return planned;
-    const created = await this.#locks.run(planned.key, () =>
-      this.#create(issue, planned.key, attempt, signal),
-    );
+    const key = planned.key;
+    const created = await this.#locks.run(key, async () => {
+      const user = this.#live.get(key);
+      if (user !== undefined && !sameIssue(user, issue)) {
+        return { ok: false as const, error: busyError(planned.path, user) };
+      }
+      const made = await this.#create(issue, key, attempt, signal);
+      if (made.ok) this.#live.set(key, { id: issue.id, identifier: issue.identifier });
+      return made;
+    });
     if (!created.ok) return created;
     const workspace = created.workspace;
 
     const beforeRun = this.#hooks.beforeRun;
     if (beforeRun !== null) {
       const run = await this.#run(HOOK_NAMES.beforeRun, beforeRun, workspace.path, issue, attempt, signal);
-      if (!run.result.ok) return { ok: false, error: runError(HOOK_NAMES.beforeRun, run) };
+      if (!run.result.ok) {
+        this.#release(key, issue);
+        return { ok: false, error: runError(HOOK_NAMES.beforeRun, run) };
+      }
     }
     return { ok: true, workspace };
+  }
+
+  /** Ends `issue`'s use of the key (a run's end); another issue's use is left alone. */
+  #release(key: string, issue: IssueRef): void {
+    const user = this.#live.get(key);
+    if (user !== undefined && sameIssue(user, issue)) this.#live.delete(key);
   }
 
   /**
@@ -91,6 +127,15 @@ export class WorkspaceLifecycle {
    * never thrown; null when no hook is configured.
    */
   async afterRun(workspace: string, issue: IssueRef, attempt: number | null): Promise<HookResult | null> {
+    try {
+      return await this.#afterRun(workspace, issue, attempt);
+    } finally {
+      const key = workspaceKey(issue.identifier);
+      if (key.ok) this.#release(key.key, issue);
+    }
+  }
+
+  async #afterRun(workspace: string, issue: IssueRef, attempt: number | null): Promise<HookResult | null> {
     const afterRun = this.#hooks.afterRun;
     if (afterRun === null) return null;
     const checked = await this.#place.check(workspace);
@@ -120,6 +165,12 @@ export class WorkspaceLifecycle {
     if (!planned.ok) return { removed: false, error: planned.error };
     const key = planned.key;
     return this.#locks.run(key, async () => {
+      // The issue's own workspace is removed only after its run ended (the owner's order);
+      // another issue's live session in it is never removed from under it.
+      const user = this.#live.get(key);
+      if (user !== undefined && !sameIssue(user, { id: issueId ?? user.id, identifier })) {
+        return { removed: false, error: busyError(planned.path, user) };
+      }
       const found = await this.#place.find(key);
       if (found.kind === 'missing') return { removed: false, error: null };
       if (found.kind === 'refused') return { removed: false, error: found.error };
@@ -136,7 +187,33 @@ export class WorkspaceLifecycle {
 
   /** Keys that have a real directory under the root, sorted (for start-up sweeps); [] when the root does not exist. */
   async existingKeys(): Promise<string[]> {
-    return (await this.#place.listNames()).filter(isOwnKey).sort();
+    return (await this.#place.listNames()).filter(isWorkspaceKey).sort();
+  }
+
+  /**
+   * Renames the issue's old-named workspace to its key when there is one, nothing is at
+   * the key yet, no run uses the old name and the owner check says it was this issue's.
+   * A failed adoption leaves the old directory alone; a new workspace is made instead.
+   */
+  async #adoptLegacy(issue: IssueRef, key: string): Promise<void> {
+    const legacy = legacyWorkspaceKey(issue.identifier);
+    if (legacy === null || this.#ownsLegacy === undefined) return;
+    await this.#locks.run(legacy, async () => {
+      if (this.#live.has(legacy)) return;
+      const old = await this.#place.find(legacy);
+      if (old.kind !== 'directory' || (await this.#place.find(key)).kind !== 'missing') return;
+      if (!this.#ownerCheck(issue.id, old.path)) return;
+      await this.#place.rename(legacy, key);
+    });
+  }
+
+  /** The owner check's answer; a check that fails (a store error) is a no. */
+  #ownerCheck(issueId: string, path: string): boolean {
+    try {
+      return this.#ownsLegacy?.(issueId, path) === true;
+    } catch {
+      return false;
+    }
   }
 
   /** Root → directory → after_create, under the key's lock. */
@@ -146,6 +223,7 @@ export class WorkspaceLifecycle {
     attempt: number | null,
     signal: AbortSignal | undefined,
   ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
+    await this.#adoptLegacy(issue, key);
     const ensured = await this.#place.ensure(key);
     if (!ensured.ok) return ensured;
     const workspace = { path: ensured.path, createdNow: ensured.createdNow };
@@ -210,6 +288,15 @@ export class WorkspaceLifecycle {
       // An observer's bug must not change a workspace operation's outcome.
     }
   }
+}
+
+/** The error for a workspace another issue's run is using. */
+function busyError(path: string, user: IssueRef): WorkspaceError {
+  return new WorkspaceError('busy', `workspace ${path} is in use by the run of ${user.identifier}`);
+}
+
+function sameIssue(a: IssueRef, b: IssueRef): boolean {
+  return a.id === b.id && a.identifier === b.identifier;
 }
 
 /** The error for a hook result that is not ok: `hook_timeout` or `hook_failed`, with the hook's output. */

@@ -121,6 +121,27 @@ export class LocalPlace implements WorkspacePlace {
     }
   }
 
+  /** Renames `from`'s directory to `to` when `from` is a real directory and nothing is at `to`. */
+  async rename(from: string, to: string): Promise<Outcome<{ path: string }> | Failure> {
+    const source = this.pathOf(from);
+    if (!source.ok) return source;
+    const target = this.pathOf(to);
+    if (!target.ok) return target;
+    const found = await inspect(source.path);
+    if (found.kind === 'refused') return { ok: false, error: found.error };
+    if (found.kind === 'missing') return fail('conflict', `workspace ${source.path} does not exist`);
+    // rename(2) would replace an empty directory at the target: it must not exist at all.
+    if ((await inspect(target.path)).kind !== 'missing') {
+      return fail('conflict', `cannot rename ${source.path}: ${target.path} exists`);
+    }
+    try {
+      await fsp.rename(source.path, target.path);
+      return { ok: true, path: target.path };
+    } catch (error) {
+      return fail('io', `cannot rename workspace ${source.path}: ${errorMessage(error)}`, error);
+    }
+  }
+
   /** Directory names under the root; [] when it does not exist; throws `io` when it cannot be read. */
   async listNames(): Promise<string[]> {
     const root = resolveExisting(this.#root);

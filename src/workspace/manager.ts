@@ -6,7 +6,7 @@
  * process group with an allow-listed environment) is `LocalPlace`'s.
  */
 import type { HooksConfig } from '../workflow/config.js';
-import { type HookObserver, WorkspaceLifecycle } from './lifecycle.js';
+import { type HookObserver, type LegacyOwnerCheck, WorkspaceLifecycle } from './lifecycle.js';
 import { LocalPlace } from './local-place.js';
 
 export type { HookResult } from './hooks.js';
@@ -20,11 +20,13 @@ export interface WorkspaceManagerOptions {
   baseEnv: Record<string, string | undefined>;
   /** Called after every hook run (and for an after_run refused before it ran); must not throw. */
   onHook?: HookObserver;
+  /** Whether an old-named workspace was the issue's own; absent: never adopted. */
+  ownsLegacy?: LegacyOwnerCheck;
 }
 
 /** Workspaces under a root on this machine. */
 export class WorkspaceManager extends WorkspaceLifecycle {
   constructor(opts: WorkspaceManagerOptions) {
-    super(new LocalPlace(opts.root, opts.baseEnv), opts.hooks, opts.onHook);
+    super(new LocalPlace(opts.root, opts.baseEnv), opts.hooks, opts.onHook, opts.ownsLegacy);
   }
 }

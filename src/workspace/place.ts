@@ -8,7 +8,6 @@
  */
 import type { WorkspaceError } from './errors.js';
 import type { HookResult } from './hooks.js';
-import { workspaceKey } from './keys.js';
 
 export type Outcome<T> = { ok: true } & T;
 export type Failure = { ok: false; error: WorkspaceError };
@@ -53,6 +52,11 @@ export interface WorkspacePlace {
   check(workspace: string): Promise<Checked>;
   /** Deletes the workspace when it is a real directory under the root; already gone is not an error. */
   delete(workspace: PlacedWorkspace): Promise<WorkspaceError | null>;
+  /**
+   * Renames the directory of key `from` to key `to` when `from` is a real directory and
+   * nothing is at `to`; the real path of `to`. Used once, to adopt an old-named workspace.
+   */
+  rename(from: string, to: string): Promise<Outcome<{ path: string }> | Failure>;
   /** Names of the real directories under the root; [] without a root; throws a WorkspaceError when unlistable. */
   listNames(): Promise<string[]>;
   /** Runs a hook script in `cwd` with exactly `env`; never rejects. `timeoutMs` ≤ 0 means the default. */
@@ -60,12 +64,6 @@ export interface WorkspacePlace {
     script: string,
     opts: { cwd: string; env: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
   ): Promise<HookRun>;
-}
-
-/** True for a directory name the manager could have made: its own key. */
-export function isOwnKey(name: string): boolean {
-  const key = workspaceKey(name);
-  return key.ok && key.key === name;
 }
 
 /** A hook result for a hook that never ran; `output` says why. */

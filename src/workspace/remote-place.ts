@@ -11,12 +11,12 @@ import path from 'node:path';
 import type { RemoteFailure, RemoteHost, RemoteScriptResult } from '../domain/remote.js';
 import { WorkspaceError } from './errors.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_OUTPUT_LIMIT_BYTES } from './hooks.js';
+import { isWorkspaceKey } from './keys.js';
 import {
   type Checked,
   type Failure,
   type Found,
   type HookRun,
-  isOwnKey,
   notRun,
   type Outcome,
   type PlacedWorkspace,
@@ -30,7 +30,9 @@ import {
   PARENT_VAR,
   PREPARE_SCRIPT,
   parseAnswer,
+  RENAME_SCRIPT,
   ROOT_VAR,
+  TARGET_KEY_VAR,
 } from './remote-scripts.js';
 
 /** Time allowed for creating, inspecting or listing on the host. */
@@ -130,7 +132,7 @@ export class RemotePlace implements WorkspacePlace {
     const name = path.posix.basename(normalised);
     const parent = path.posix.dirname(normalised);
     const notChild = problem(`${normalised} is not a direct child of the workspace root ${this.#root}`);
-    if (!isOwnKey(name)) return notChild;
+    if (!isWorkspaceKey(name)) return notChild;
     const found = await this.#script(INSPECT_SCRIPT, { [KEY_VAR]: name, [PARENT_VAR]: parent });
     if (!found.ok) {
       return {
@@ -172,6 +174,23 @@ export class RemotePlace implements WorkspacePlace {
         return new WorkspaceError('io', `${answer.payload} (on ${this.#host.name})`);
       default:
         return unexpected(answer.status, 'removing the workspace');
+    }
+  }
+
+  /** Runs the rename script (it checks on the host that `from` is a real directory and `to` is free). */
+  async rename(from: string, to: string): Promise<Outcome<{ path: string }> | Failure> {
+    const answer = await this.#script(RENAME_SCRIPT, { [KEY_VAR]: from, [TARGET_KEY_VAR]: to });
+    if (!answer.ok) return answer;
+    switch (answer.status) {
+      case 'renamed':
+        return { ok: true, path: answer.payload };
+      case 'io':
+        return fail('io', `${answer.payload} (on ${this.#host.name})`);
+      case 'missing':
+      case 'taken':
+        return fail('conflict', `cannot rename a workspace to ${answer.payload}: ${answer.status}`);
+      default:
+        return { ok: false, error: unexpected(answer.status, 'renaming a workspace') };
     }
   }
 

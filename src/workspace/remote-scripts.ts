@@ -12,6 +12,8 @@
 export const ROOT_VAR = 'ORCHESTRATOR_WORKSPACE_ROOT';
 /** A workspace key (a directory name directly under the root). */
 export const KEY_VAR = 'ORCHESTRATOR_WORKSPACE_KEY';
+/** A second key: the new name of a workspace being renamed. */
+export const TARGET_KEY_VAR = 'ORCHESTRATOR_WORKSPACE_TARGET_KEY';
 /** The directory a workspace path names as its parent (checked against the root). */
 export const PARENT_VAR = 'ORCHESTRATOR_WORKSPACE_PARENT';
 
@@ -75,6 +77,23 @@ fi
 err=$(rm -rf -- "./$key" 2>&1)
 if [ -e "./$key" ] || [ -L "./$key" ]; then say io "cannot remove workspace $real/$key: $err"; fi
 say removed "$real/$key"
+`;
+
+/**
+ * Renames the key's directory to the target key under the root's real location, only
+ * when the source is a real directory and nothing sits at the target. Answers
+ * `renamed` with the new real path, `missing` or `taken` with the path that stopped
+ * it, or `io` with the error.
+ */
+export const RENAME_SCRIPT = `${SAY}
+key=$${KEY_VAR}
+to=$${TARGET_KEY_VAR}
+cd -P -- "$${ROOT_VAR}" 2>/dev/null || say missing "$${ROOT_VAR}"
+real=$(pwd -P)
+{ [ -d "./$key" ] && [ ! -L "./$key" ]; } || say missing "$real/$key"
+{ [ -e "./$to" ] || [ -L "./$to" ]; } && say taken "$real/$to"
+err=$(mv -- "./$key" "./$to" 2>&1) || say io "cannot rename workspace $real/$key: $err"
+say renamed "$real/$to"
 `;
 
 /**

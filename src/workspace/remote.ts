@@ -7,7 +7,7 @@
  */
 import type { RemoteHost } from '../domain/remote.js';
 import type { HooksConfig } from '../workflow/config.js';
-import { type HookObserver, WorkspaceLifecycle } from './lifecycle.js';
+import { type HookObserver, type LegacyOwnerCheck, WorkspaceLifecycle } from './lifecycle.js';
 import { RemotePlace } from './remote-place.js';
 
 export { REMOTE_CONTROL_TIMEOUT_MS, REMOTE_DELETE_TIMEOUT_MS } from './remote-place.js';
@@ -20,11 +20,13 @@ export interface RemoteWorkspaceManagerOptions {
   hooks: HooksConfig;
   /** Called after every hook run (and for a hook refused or not run); must not throw. */
   onHook?: HookObserver;
+  /** Whether an old-named workspace was the issue's own; absent: never adopted. */
+  ownsLegacy?: LegacyOwnerCheck;
 }
 
 /** Workspaces under a root on one SSH worker host; `pathFor` keeps the root as configured, `prepare` returns the real path. */
 export class RemoteWorkspaceManager extends WorkspaceLifecycle {
   constructor(opts: RemoteWorkspaceManagerOptions) {
-    super(new RemotePlace(opts.host, opts.root), opts.hooks, opts.onHook);
+    super(new RemotePlace(opts.host, opts.root), opts.hooks, opts.onHook, opts.ownsLegacy);
   }
 }

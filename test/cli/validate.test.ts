@@ -56,8 +56,16 @@ describe('orchestrator validate', () => {
     const r = runCli(['validate', bad, '--format', 'json']);
     expect(r.status).toBe(1);
     const doc = JSON.parse(r.stdout);
-    expect(Object.keys(doc)).toEqual(['version', 'file', 'valid', 'errors', 'warnings', 'diagnostics']);
-    expect(doc).toMatchObject({ version: 1, valid: false, errors: 2, warnings: 0 });
+    expect(Object.keys(doc)).toEqual([
+      'version',
+      'file',
+      'valid',
+      'errors',
+      'warnings',
+      'diagnostics',
+      'continuation_turns',
+    ]);
+    expect(doc).toMatchObject({ version: 1, valid: false, errors: 2, warnings: 0, continuation_turns: null });
     expect(doc.diagnostics[0]).toEqual({
       severity: 'error',
       code: 'agent.max_turns.invalid',
@@ -75,6 +83,29 @@ describe('orchestrator validate', () => {
     expect(r.stdout.split('\n')[0]).toBe(
       `::error file=${bad},line=10,col=14,title=agent.max_turns.invalid::agent.max_turns must be a number, got "many"`,
     );
+  });
+
+  it('says which prompt continuation turns send, as a line and a json field, without making --strict fail', () => {
+    const text = runCli(['validate', good, '--strict']);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toBe(
+      `${good}: continuation turns: built-in guidance (the template does not read run.is_continuation)\n` +
+        `${good}: 0 errors, 0 warnings\n`,
+    );
+    const branching = path.join(dir, 'branching.md');
+    writeFileSync(
+      branching,
+      GOOD.replace(
+        'Work on {{ issue.title }}.',
+        '{% if run.is_continuation %}Go on.{% else %}Work.{% endif %}',
+      ),
+    );
+    expect(runCli(['validate', branching]).stdout).toContain(
+      'continuation turns: template (it reads run.is_continuation)',
+    );
+    const json = JSON.parse(runCli(['validate', branching, '--format', 'json']).stdout);
+    expect(json.continuation_turns).toBe('template');
+    expect(runCli(['validate', good, '--format', 'github']).stdout).toBe('');
   });
 
   it('warnings pass unless --strict is given', () => {

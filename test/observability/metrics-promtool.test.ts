@@ -50,6 +50,17 @@ function snapshot(): OrchestratorSnapshot {
     draining: false,
     totals: { dispatches: 1, tokens: { ...ZERO }, costMicroUsd: 0 },
     maxConcurrentAgents: 4,
+    rateLimits: [
+      {
+        kind: 'mock',
+        limitId: 'account',
+        windows: [
+          { window: 'primary', usedPercent: 42.5, windowMinutes: 300, resetsAtMs: Date.now() + 3_600_000 },
+          { window: 'secondary', usedPercent: null, windowMinutes: null, resetsAtMs: null },
+        ],
+        observedAtMs: Date.now(),
+      },
+    ],
   };
 }
 

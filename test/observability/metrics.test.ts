@@ -130,6 +130,7 @@ function snapshot(over: Partial<OrchestratorSnapshot> = {}): OrchestratorSnapsho
     draining: false,
     totals: { dispatches: 0, tokens: { ...ZERO }, costMicroUsd: 0 },
     maxConcurrentAgents: 10,
+    rateLimits: [],
     ...over,
   };
 }
@@ -218,6 +219,48 @@ describe('createMetrics: gauges read the snapshot at scrape time', () => {
     });
     const samples = await scrape(metrics);
     expect(sampleValue(samples, `${P}ssh_host_usage`, { host: 'ci@worker-b:2222' })).toBe(0);
+  });
+
+  it('rate-limit gauges follow the latest report per kind, limit and window; a window no longer reported vanishes', async () => {
+    const resetsAtMs = Date.parse('2026-03-01T17:00:00.000Z');
+    let current = snapshot({
+      rateLimits: [
+        {
+          kind: 'mock',
+          limitId: 'account',
+          observedAtMs: 0,
+          windows: [
+            { window: 'primary', usedPercent: 42.5, windowMinutes: 300, resetsAtMs },
+            { window: 'secondary', usedPercent: null, windowMinutes: 10_080, resetsAtMs: null },
+          ],
+        },
+      ],
+    });
+    const metrics = createMetrics({ version: '1', snapshot: () => current });
+    let samples = await scrape(metrics);
+    const labels = { kind: 'mock', limit: 'account', window: 'primary' };
+    expect(sampleValue(samples, `${P}agent_rate_limit_used_percent`, labels)).toBe(42.5);
+    expect(sampleValue(samples, `${P}agent_rate_limit_reset_timestamp_seconds`, labels)).toBe(
+      resetsAtMs / 1000,
+    );
+    // An unknown figure is no sample, never a 0 that reads as "nothing used".
+    const secondary = { ...labels, window: 'secondary' };
+    expect(sampleValue(samples, `${P}agent_rate_limit_used_percent`, secondary)).toBeUndefined();
+    expect(sampleValue(samples, `${P}agent_rate_limit_reset_timestamp_seconds`, secondary)).toBeUndefined();
+
+    current = snapshot({
+      rateLimits: [
+        {
+          kind: 'mock',
+          limitId: 'account',
+          observedAtMs: 1,
+          windows: [{ window: 'secondary', usedPercent: 100, windowMinutes: 10_080, resetsAtMs: null }],
+        },
+      ],
+    });
+    samples = await scrape(metrics);
+    expect(sampleValue(samples, `${P}agent_rate_limit_used_percent`, secondary)).toBe(100);
+    expect(sampleValue(samples, `${P}agent_rate_limit_used_percent`, labels)).toBeUndefined();
   });
 
   it('a snapshot that throws (orchestrator not built yet) does not break the scrape', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { holdRelease, isRetryable } from '../../src/domain/errors.js';
 import type { Issue } from '../../src/domain/issue.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from '../../src/orchestrator/backoff.js';
 import { budgetVerdict } from '../../src/orchestrator/budget.js';
@@ -213,6 +214,26 @@ describe('eligibility and order', () => {
     ]).map((i) => i.identifier);
     expect(order).toEqual(['D', 'A', 'B', 'C']);
   });
+  it('priority 0 and unknown values do not jump ahead of 1–4: they rank with no priority, by age', () => {
+    const order = dispatchOrder([
+      issue({ identifier: 'Z0', priority: 0, createdAt: '2026-03-01' }),
+      issue({ identifier: 'P4', priority: 4, createdAt: '2026-04-01' }),
+      issue({ identifier: 'N', priority: null, createdAt: '2026-02-01' }),
+      issue({ identifier: 'P7', priority: 7, createdAt: '2026-01-01' }),
+      issue({ identifier: 'P1', priority: 1, createdAt: '2026-05-01' }),
+      issue({ identifier: 'P2', priority: 2, createdAt: '2026-05-01' }),
+      issue({ identifier: 'Q0', priority: 0, createdAt: '2026-03-01' }),
+    ]).map((i) => i.identifier);
+    expect(order).toEqual(['P1', 'P2', 'P4', 'P7', 'N', 'Q0', 'Z0']);
+  });
+  it('an empty active list makes nothing dispatchable: a handoff or blocked state is never active by omission', () => {
+    const none = { ...input, activeStates: [] };
+    for (const state of ['Review', 'Blocked', 'Backlog', 'Todo']) {
+      expect(ineligibility(issue({ state }), none)?.reason).toBe('not_active');
+    }
+    expect(ineligibility(issue({ state: 'Review' }), input)?.reason).toBe('not_active');
+    expect(ineligibility(issue({ state: 'done' }), none)?.reason).toBe('terminal');
+  });
   it('a per-state limit caps dispatches in that state', () => {
     const rows = planDispatch(
       [
@@ -224,5 +245,20 @@ describe('eligibility and order', () => {
       { maxConcurrentAgents: 5, maxConcurrentAgentsByState: { todo: 2 } },
     );
     expect(rows.map((r) => r.dispatch)).toEqual([true, true, false]);
+  });
+});
+
+describe('holds', () => {
+  it.each([
+    ['agent_not_found', 'issue_or_workflow_change'],
+    ['prompt_render_failed', 'issue_or_workflow_change'],
+    ['credential_unverified', 'issue_or_workflow_change'],
+    ['turn_cancelled', 'issue_change'],
+    [null, 'issue_change'],
+  ] as const)('a hold after %s ends on %s', (kind, release) => {
+    expect(holdRelease(kind)).toBe(release);
+  });
+  it('a workspace in use by another issue is retried, not held', () => {
+    expect(isRetryable('workspace_busy')).toBe(true);
   });
 });

@@ -340,6 +340,20 @@ describe('runs and turns', () => {
   });
 });
 
+describe('workspace users', () => {
+  it('an old workspace counts as an issue’s own only when no other issue ran there', () => {
+    const { store } = fileStore();
+    expect(store.onlyIssueUsedWorkspace('issue-1', '/ws/A_B')).toBe(false);
+    store.startRun(runInput({ issueId: 'issue-1', workspace: '/ws/A_B' }));
+    store.startRun(runInput({ issueId: 'issue-1', workspace: '/ws/A_B' }));
+    expect(store.onlyIssueUsedWorkspace('issue-1', '/ws/A_B')).toBe(true);
+    expect(store.onlyIssueUsedWorkspace('issue-2', '/ws/A_B')).toBe(false);
+    store.startRun(runInput({ issueId: 'issue-2', workspace: '/ws/A_B' }));
+    expect(store.onlyIssueUsedWorkspace('issue-1', '/ws/A_B')).toBe(false);
+    store.close();
+  });
+});
+
 describe('retry queue', () => {
   it('a saved retry reads back exactly after reopening, and saving again replaces it (one per issue)', () => {
     const { store } = fileStore('state.db', () => Date.parse('2025-03-01T00:00:00.000Z'));

@@ -162,15 +162,28 @@ describe('turnPrompt', () => {
     });
   });
 
-  it('a non-blank continuation render is used as is', () => {
-    expect(turnPrompt(compile('turn {{ run.turn }}'), vars({ turn: 2 }))).toEqual({
+  it('a template that reads run.is_continuation is rendered on a continuation turn, as its author wrote it', () => {
+    const branching =
+      '{% if run.is_continuation %}go on, turn {{ run.turn }}{% else %}{{ issue.title }}{% endif %}';
+    expect(turnPrompt(compile(branching), vars({ turn: 2 }))).toEqual({ ok: true, text: 'go on, turn 2' });
+    expect(turnPrompt(compile(branching), vars({ turn: 1 }))).toEqual({ ok: true, text: SAMPLE_ISSUE.title });
+  });
+
+  it('a template that does not read run.is_continuation is not resent on a continuation turn: the guidance goes instead', () => {
+    const whole = 'Work on {{ issue.identifier }}.\n\n{{ issue.description }}\nTurn {{ run.turn }}.';
+    expect(turnPrompt(compile(whole), vars({ turn: 2 }))).toEqual({
       ok: true,
-      text: 'turn 2',
+      text: DEFAULT_CONTINUATION_PROMPT,
     });
+    const first = turnPrompt(compile(whole), vars({ turn: 1 }));
+    expect(first).toEqual({ ok: true, text: expect.stringContaining(SAMPLE_ISSUE.description) });
   });
 
   it('a continuation render that fails stays a failure, not the default prompt', () => {
-    const result = turnPrompt(compile('{{ issue.nope }}'), vars({ turn: 2 }));
+    const result = turnPrompt(
+      compile('{% if run.is_continuation %}{{ issue.nope }}{% endif %}'),
+      vars({ turn: 2 }),
+    );
     expect(result.ok).toBe(false);
   });
 

@@ -99,7 +99,15 @@ describe('GET /api/v1/state', () => {
   it('has every documented field, running sessions, retries, totals, config and adapters', async () => {
     const s = await started((h) => {
       h.snapshot.ticks = 1;
-      h.snapshot.held = [{ issueId: 'issue-9', identifier: 'ENG-9', error: 'credential_unverified' }];
+      h.snapshot.held = [
+        {
+          issueId: 'issue-9',
+          identifier: 'ENG-9',
+          error: 'credential_unverified: refused',
+          errorKind: 'credential_unverified',
+          releasedBy: 'issue_or_workflow_change',
+        },
+      ];
       h.snapshot.hosts = [
         { host: 'ci@build-1:2222', running: 1, cap: 2, down: null, configured: true },
         {
@@ -121,6 +129,7 @@ describe('GET /api/v1/state', () => {
         'draining',
         'generated_at',
         'held',
+        'rate_limits',
         'ready',
         'retrying',
         'running',
@@ -140,7 +149,15 @@ describe('GET /api/v1/state', () => {
       draining: false,
       counts: { running: 1, retrying: 1 },
       slots: { max: 3, available: 2 },
-      held: [{ issue_id: 'issue-9', issue_identifier: 'ENG-9', error: 'credential_unverified' }],
+      held: [
+        {
+          issue_id: 'issue-9',
+          issue_identifier: 'ENG-9',
+          error: 'credential_unverified: refused',
+          error_kind: 'credential_unverified',
+          released_by: 'issue_or_workflow_change',
+        },
+      ],
       ssh_hosts: [
         { host: 'ci@build-1:2222', running: 1, cap: 2, down: null, configured: true },
         {
@@ -152,6 +169,7 @@ describe('GET /api/v1/state', () => {
         },
       ],
       tokens_by_model_since_start: {},
+      rate_limits: [],
       adapters: [{ kind: 'mock', runnable: true, version: '1.0.0', health: 'builtin', detail: 'built in' }],
     });
     expect(json.running).toEqual([

@@ -604,4 +604,73 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
     expect(shown[24]).toBe('H-6');
     expect((await cell(page, 'runs', 'H-30', 'cost'))?.text).toBe('$0.0042');
   });
+
+  it('rate limits: the section stays hidden until a limit reports a window, shows one row per window with its text as text, and hides again when none is left', {
+    timeout: 60_000,
+  }, async () => {
+    const { page, watch, fake: server } = await open({ csp: true });
+    await poll(() => connection(page)).toBe('live');
+    const section = page.locator('#rate-limits-section');
+    expect(await section.isVisible()).toBe(false);
+
+    // A limit without windows (what the recorded wires carry) shows nothing either.
+    const observed = new Date().toISOString();
+    server.push(
+      'state',
+      stateView({
+        rate_limits: [{ agent_kind: 'mock', limit_id: 'empty', observed_at: observed, windows: [] }],
+      }),
+    );
+    await poll(() => page.locator('#generated-at').getAttribute('data-value')).toBe(
+      server.state.generated_at,
+    );
+    expect(await section.isVisible()).toBe(false);
+
+    const resetsAt = new Date(Date.now() + 2 * 3_600_000).toISOString();
+    server.push(
+      'state',
+      stateView({
+        rate_limits: [
+          {
+            agent_kind: 'mock',
+            limit_id: IMG,
+            observed_at: observed,
+            windows: [
+              { window: 'primary', used_percent: 100, window_minutes: 300, resets_at: resetsAt },
+              { window: '<b>weekly</b>', used_percent: null, window_minutes: null, resets_at: null },
+            ],
+          },
+        ],
+      }),
+    );
+    await poll(() => section.isVisible()).toBe(true);
+    const rows = await page.evaluate(() =>
+      Array.from(document.querySelectorAll('table[data-testid="rate-limits"] tbody tr')).map((r) =>
+        ['agent_kind', 'limit', 'window', 'used', 'resets'].map((f) => {
+          const td = r.querySelector(`[data-field="${f}"]`);
+          return [td?.textContent ?? null, td?.className ?? null];
+        }),
+      ),
+    );
+    expect(rows).toHaveLength(2);
+    expect(rows[0]?.slice(0, 4)).toEqual([
+      ['mock', ''],
+      [IMG, ''],
+      ['primary (5h 00m 00s)', ''],
+      ['100%', 'num bad'],
+    ]);
+    expect(rows[0]?.[4]?.[0]).toMatch(/^in [12]h \d\dm \d\ds \(\d\d:\d\d:\d\d\)$/);
+    expect(rows[1]?.slice(2)).toEqual([
+      ['<b>weekly</b>', ''],
+      ['—', 'num muted'],
+      ['—', ''],
+    ]);
+    expect(
+      await page.locator('table[data-testid="rate-limits"] img, table[data-testid="rate-limits"] b').count(),
+    ).toBe(0);
+
+    server.push('state', stateView({ rate_limits: [] }));
+    await poll(() => section.isVisible()).toBe(false);
+    expect(watch.pageErrors).toEqual([]);
+  });
 });

@@ -317,6 +317,7 @@ export function harness(): Harness {
     maxConcurrentAgents: 3,
     held: [],
     hosts: [],
+    rateLimits: [],
   };
   const listeners = new Set<(observation: Observation) => void>();
   const adapters: AdapterHealth[] = [

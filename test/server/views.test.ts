@@ -138,6 +138,50 @@ describe('stateView', () => {
     expect(view.retrying.map((r) => r.issue_identifier)).toEqual(['SOON', 'LATE']);
     expect(view.totals.active_tokens.total_tokens).toBe(2 * runningEntry().usage.totalTokens);
   });
+
+  it('shows the latest rate limit per agent kind in snake_case, times as ISO-8601, unknown figures as null', () => {
+    const h = harness();
+    h.snapshot.rateLimits = [
+      {
+        kind: 'mock',
+        limitId: 'account',
+        observedAtMs: T0,
+        windows: [
+          { window: 'primary', usedPercent: 42.5, windowMinutes: 300, resetsAtMs: T0 + 3_600_000 },
+          { window: 'secondary', usedPercent: null, windowMinutes: null, resetsAtMs: null },
+        ],
+      },
+    ];
+    const view = stateView({
+      nowMs: T0,
+      version: 'v',
+      startedAtMs: T0,
+      workflowPath: 'w',
+      snapshot: h.snapshot,
+      totals: h.store.totals(),
+      config: h.sources.config(),
+      adapters: [],
+      tokensByModel: {},
+      ready: true,
+      priceTokens: () => null,
+    });
+    expect(view.rate_limits).toEqual([
+      {
+        agent_kind: 'mock',
+        limit_id: 'account',
+        observed_at: new Date(T0).toISOString(),
+        windows: [
+          {
+            window: 'primary',
+            used_percent: 42.5,
+            window_minutes: 300,
+            resets_at: new Date(T0 + 3_600_000).toISOString(),
+          },
+          { window: 'secondary', used_percent: null, window_minutes: null, resets_at: null },
+        ],
+      },
+    ]);
+  });
 });
 
 describe('readinessView', () => {

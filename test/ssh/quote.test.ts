@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { programWord } from '../../src/ssh/launch.js';
 import { envPreamble, shellQuote } from '../../src/ssh/quote.js';
 
 const noNul = fc.string({ unit: 'binary' }).map((s) => s.replaceAll('\0', ''));
@@ -15,6 +16,21 @@ describe('shellQuote', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('programWord', () => {
+  it.each([
+    ['/opt/my agent/bin/run', '/opt/my agent/bin/run'],
+    ["it's", "it's"],
+    ['codex', 'codex'],
+    ['~/bin/agent x', '/home/someone/bin/agent x'],
+    ['~user/x', '~user/x'],
+  ])('%j reaches the host shell as one word (%j), with ~/ as the host home', (program, expected) => {
+    const out = execFileSync('/bin/sh', ['-c', `printf '%s' ${programWord(program)}`], {
+      env: { HOME: '/home/someone', PATH: process.env.PATH ?? '' },
+    });
+    expect(out.toString('utf8')).toBe(expected);
   });
 });
 

@@ -99,7 +99,7 @@ describe('workspace paths: the identifier corpus', () => {
       expect(prepared.ok).toBe(true);
       if (prepared.ok) expect(prepared.workspace.path).toBe(planned.path);
     }
-    expect(refused).toEqual(['.', '..', '']);
+    expect(refused).toEqual(['']);
     expect((await fsp.readdir(f.base)).sort()).toEqual(['outside', 'root']);
     expect(await listTree(f.outside)).toEqual(['precious.txt']);
     for (const entry of await fsp.readdir(f.root, { withFileTypes: true })) {
@@ -111,12 +111,12 @@ describe('workspace paths: the identifier corpus', () => {
   it('the root itself can never be removed through a dot identifier', async () => {
     const f = await fixture();
     await f.manager.prepare(issue('ABC-1'), null);
-    for (const identifier of ['.', '..', '']) {
-      const result = await f.manager.remove(identifier);
-      expect(result.removed).toBe(false);
-      expect(result.error?.kind).toBe('invalid_key');
+    for (const identifier of ['.', '..']) {
+      expect(await f.manager.remove(identifier)).toEqual({ removed: false, error: null });
     }
+    expect((await f.manager.remove('')).error?.kind).toBe('invalid_key');
     expect(await exists(path.join(f.root, 'ABC-1'))).toBe(true);
+    expect(await exists(f.root)).toBe(true);
   });
 
   it('a missing nested root is created on first use instead of failing', async () => {
@@ -481,5 +481,81 @@ describe('existingKeys', () => {
     await fsp.symlink(f.outside, path.join(f.root, 'link-to-dir'));
     await fsp.mkdir(path.join(f.root, 'not a key'));
     expect(await f.manager.existingKeys()).toEqual(['ABC-1', 'ABC-2']);
+  });
+});
+
+describe('one issue per workspace', () => {
+  it('identifiers that sanitise alike (A/B, A_B, A:B, A B) run in four directories, and removing one spares the others', async () => {
+    const f = await fixture({ afterCreate: 'echo "$ORCHESTRATOR_ISSUE_IDENTIFIER" > owner' });
+    const paths: string[] = [];
+    for (const identifier of ['A/B', 'A_B', 'A:B', 'A B']) {
+      const prepared = await f.manager.prepare(issue(identifier), null);
+      if (!prepared.ok) throw prepared.error;
+      paths.push(prepared.workspace.path);
+    }
+    expect(new Set(paths).size).toBe(4);
+    await f.manager.afterRun(paths[0] as string, issue('A/B'), null);
+    expect(await f.manager.remove('A/B', 'id-A/B')).toEqual({ removed: true, error: null });
+    for (const [i, identifier] of ['A_B', 'A:B', 'A B'].entries()) {
+      expect(await fsp.readFile(path.join(paths[i + 1] as string, 'owner'), 'utf8')).toBe(`${identifier}\n`);
+    }
+  });
+
+  it('a second issue with the same identifier cannot run in, or remove, a workspace in use (busy)', async () => {
+    const f = await fixture();
+    const first = await f.manager.prepare(issue('DUP-1', 'one'), null);
+    if (!first.ok) throw first.error;
+    const second = await f.manager.prepare(issue('DUP-1', 'two'), null);
+    expect(second.ok ? null : second.error.kind).toBe('busy');
+    expect(await f.manager.remove('DUP-1', 'two')).toMatchObject({ removed: false, error: { kind: 'busy' } });
+    expect(await exists(first.workspace.path)).toBe(true);
+    await f.manager.afterRun(first.workspace.path, issue('DUP-1', 'one'), null);
+    expect((await f.manager.prepare(issue('DUP-1', 'two'), null)).ok).toBe(true);
+  });
+
+  it('a workspace whose before_run failed is free again for another issue', async () => {
+    const f = await fixture({ beforeRun: 'exit 3' });
+    expect((await f.manager.prepare(issue('DUP-2', 'one'), null)).ok).toBe(false);
+    const other = await f.manager.prepare(issue('DUP-2', 'two'), null);
+    expect(other.ok ? null : other.error.kind).toBe('hook_failed');
+  });
+
+  it('an old-named workspace is adopted when the owner check says it was this issue’s, with its files', async () => {
+    const base = await tempDir();
+    const root = path.join(base, 'root');
+    await fsp.mkdir(path.join(root, 'owner_repo_9'), { recursive: true });
+    await fsp.writeFile(path.join(root, 'owner_repo_9', 'work.txt'), 'checkout');
+    const asked: [string, string][] = [];
+    const manager = new WorkspaceManager({
+      root,
+      hooks: noHooks({ afterCreate: 'touch created' }),
+      baseEnv: {},
+      ownsLegacy: (issueId, p) => {
+        asked.push([issueId, p]);
+        return true;
+      },
+    });
+    const prepared = await manager.prepare(issue('owner/repo#9'), null);
+    if (!prepared.ok) throw prepared.error;
+    expect(asked).toEqual([['id-owner/repo#9', path.join(root, 'owner_repo_9')]]);
+    expect(prepared.workspace.createdNow).toBe(false);
+    expect(path.basename(prepared.workspace.path)).toMatch(/^owner_repo_9--[0-9a-f]{16}$/);
+    expect(await fsp.readdir(prepared.workspace.path)).toEqual(['work.txt']);
+    expect(await exists(path.join(root, 'owner_repo_9'))).toBe(false);
+  });
+
+  it('an old-named workspace another issue may own is left alone and a new one is made', async () => {
+    const base = await tempDir();
+    const root = path.join(base, 'root');
+    await fsp.mkdir(path.join(root, 'A_B'), { recursive: true });
+    await fsp.writeFile(path.join(root, 'A_B', 'theirs.txt'), 'A_B work');
+    const manager = new WorkspaceManager({ root, hooks: noHooks(), baseEnv: {}, ownsLegacy: () => false });
+    const prepared = await manager.prepare(issue('A/B'), null);
+    if (!prepared.ok) throw prepared.error;
+    expect(prepared.workspace.createdNow).toBe(true);
+    expect(await fsp.readFile(path.join(root, 'A_B', 'theirs.txt'), 'utf8')).toBe('A_B work');
+    // A_B itself still works in its own directory.
+    const own = await manager.prepare(issue('A_B'), null);
+    expect(own.ok ? own.workspace.path : null).toBe(path.join(root, 'A_B'));
   });
 });

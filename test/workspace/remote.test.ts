@@ -152,12 +152,12 @@ describe('remote workspaces: creation and reuse', () => {
 
   it('hostile identifiers never leave the root', async () => {
     const f = await fixture();
-    for (const identifier of ['../../etc', '/etc/passwd', 'a/../../b', '..\\x']) {
+    for (const identifier of ['../../etc', '/etc/passwd', 'a/../../b', '..\\x', '..', '.']) {
       const prepared = await f.manager.prepare(issue(identifier), null);
       expect(prepared.ok).toBe(true);
       if (prepared.ok) expect(path.dirname(prepared.workspace.path)).toBe(f.root);
     }
-    expect((await f.manager.prepare(issue('..'), null)).ok).toBe(false);
+    expect((await f.manager.prepare(issue(''), null)).ok).toBe(false);
     expect(await listTree(f.outside)).toEqual(['precious.txt']);
   });
 
@@ -418,7 +418,7 @@ describe('remote workspaces: what sits at the path', () => {
 describe('remote workspaces: removal and listing', () => {
   it('remove runs before_remove in the workspace, then deletes it without following symlinks inside', async () => {
     const f = await fixture({ beforeRemove: 'pwd -P > ../../before-remove.log; exit 7' });
-    const prepared = await f.manager.prepare(issue('ISSUE-19'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-19', 'node-19'), null);
     if (!prepared.ok) throw prepared.error;
     await fsp.symlink(f.outside, path.join(prepared.workspace.path, 'escape-hatch'));
 
@@ -441,16 +441,20 @@ describe('remote workspaces: removal and listing', () => {
   it('existingKeys lists own keys that are real directories, sorted; [] without a root', async () => {
     const f = await fixture();
     expect(await f.manager.existingKeys()).toEqual([]);
+    const keys: string[] = [];
     for (const id of ['B-2', 'A-1', '.hidden', '..dots']) {
       const prepared = await f.manager.prepare(issue(id), null);
-      expect(prepared.ok).toBe(true);
+      if (!prepared.ok) throw prepared.error;
+      keys.push(path.basename(prepared.workspace.path));
     }
     await fsp.writeFile(path.join(f.root, 'FILE-1'), '');
     await fsp.symlink(f.outside, path.join(f.root, 'LINK-1'));
     await fsp.mkdir(path.join(f.root, 'not a key'));
     await fsp.mkdir(path.join(f.root, 'ÄÖ'));
+    await fsp.mkdir(path.join(f.root, '.git'));
 
-    expect(await f.manager.existingKeys()).toEqual(['..dots', '.hidden', 'A-1', 'B-2']);
+    expect(await f.manager.existingKeys()).toEqual([...keys].sort());
+    expect(keys.filter((k) => k.startsWith('.'))).toEqual([]);
   });
 
   it('existingKeys fails with io when the root is not a directory', async () => {

@@ -85,12 +85,24 @@ export type ClaudeLine =
       resetsAtMs: number | null;
       limitType: string | null;
       utilization: number | null;
+      /** Every window the line reports (`unifiedWindows`, else the one it names); [] when none. */
+      windows: ClaudeLimitWindow[];
     }
   | ResultLine
   /** A partial-message event (`--include-partial-messages`) or a line type this build does not know. */
   | { type: 'ignored'; name: string };
 
 export type Decoded = { ok: true; line: ClaudeLine } | { ok: false; reason: string };
+
+/** One rate-limit window of a `rate_limit_event`. */
+export interface ClaudeLimitWindow {
+  /** The CLI's name for it (`five_hour`, `seven_day`, …). */
+  name: string;
+  /** Share used, 0–1; null when not given. */
+  utilization: number | null;
+  /** Epoch ms, null when not given. */
+  resetsAtMs: number | null;
+}
 
 type Obj = Record<string, unknown>;
 
@@ -223,16 +235,29 @@ function decodeUser(o: Obj): Decoded {
 
 function decodeRateLimit(o: Obj): Decoded {
   const info = obj(o.rate_limit_info) ?? {};
-  const resetsAt = num(info.resetsAt);
+  const epochMs = (v: unknown) => {
+    const seconds = num(v);
+    return seconds === null ? null : Math.round(seconds * 1000);
+  };
+  const resetsAtMs = epochMs(info.resetsAt);
+  const limitType = str(info.rateLimitType);
+  const utilization = num(info.utilization);
+  // Newer builds list every window in `unifiedWindows`; older ones describe only the one named.
+  const unified = obj(info.unifiedWindows);
+  const windows: ClaudeLimitWindow[] =
+    unified !== null
+      ? Object.entries(unified).flatMap(([name, raw]) => {
+          const w = obj(raw);
+          return w === null
+            ? []
+            : [{ name, utilization: num(w.utilization), resetsAtMs: epochMs(w.resetsAt) }];
+        })
+      : limitType === null
+        ? []
+        : [{ name: limitType, utilization, resetsAtMs }];
   return {
     ok: true,
-    line: {
-      type: 'rate_limit',
-      status: str(info.status) ?? '',
-      resetsAtMs: resetsAt === null ? null : Math.round(resetsAt * 1000),
-      limitType: str(info.rateLimitType),
-      utilization: num(info.utilization),
-    },
+    line: { type: 'rate_limit', status: str(info.status) ?? '', resetsAtMs, limitType, utilization, windows },
   };
 }
 

@@ -6,7 +6,7 @@
  * looked like before its result) is reset when a turn begins. The outcome itself
  * is left to the shared disposition rule: this file only reports evidence.
  */
-import type { TokenCounts } from '../../domain/agent.js';
+import type { RateLimitWindow, TokenCounts } from '../../domain/agent.js';
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
 import {
   mapToolCall,
@@ -28,6 +28,11 @@ import {
   resultTerminal,
 } from './parse.js';
 import { CLAUDE_CODE_USAGE_SOURCES, messageReading, resultReading, resultShowsSpend } from './usage.js';
+
+/** The one limit Claude Code reports: the account's unified subscription limit. */
+const LIMIT_ID = 'unified';
+/** Lengths of the windows the CLI names; a name not listed has no known length. */
+const WINDOW_MINUTES: Readonly<Record<string, number>> = { five_hour: 5 * 60, seven_day: 7 * 24 * 60 };
 
 /** Claude Code's tool names: their kind and the input member holding the main argument. */
 const TOOLS: Readonly<Record<string, ToolMapping>> = {
@@ -85,6 +90,8 @@ export class ClaudeCodeSession {
   private lastRetry: ApiRetry | null = null;
   private syntheticError: string | null = null;
   private rejectedResetMs: number | null = null;
+  /** Every rate-limit window the session has heard of, latest report each: one line may name only one. */
+  private readonly limitWindows = new Map<string, RateLimitWindow>();
   /** The model of the latest served message (or of the init line). */
   private model: string | null = null;
   /** The message id and usage of the last assistant line, to skip a block repeating them. */
@@ -135,6 +142,22 @@ export class ClaudeCodeSession {
         work: this.work.report(),
       }),
     };
+  }
+
+  /** Emits the account's windows as one limit, the windows this line names updated. */
+  private reportLimits(line: Extract<ClaudeLine, { type: 'rate_limit' }>, ctx: TurnContext): void {
+    if (line.windows.length === 0) return;
+    for (const w of line.windows) {
+      // A refusal without a figure means the named window is used up.
+      const refused = line.status === 'rejected' && w.name === line.limitType;
+      this.limitWindows.set(w.name, {
+        window: w.name,
+        usedPercent: w.utilization !== null ? Math.round(w.utilization * 10_000) / 100 : refused ? 100 : null,
+        windowMinutes: Object.hasOwn(WINDOW_MINUTES, w.name) ? (WINDOW_MINUTES[w.name] ?? null) : null,
+        resetsAtMs: w.resetsAtMs,
+      });
+    }
+    ctx.emit({ type: 'rate_limits', limitId: LIMIT_ID, windows: [...this.limitWindows.values()] });
   }
 
   private beginTurn(): void {
@@ -209,6 +232,7 @@ export class ClaudeCodeSession {
         return ACCEPTED;
       case 'rate_limit':
         if (line.status === 'rejected') this.rejectedResetMs = line.resetsAtMs;
+        this.reportLimits(line, ctx);
         if (line.status !== 'allowed') {
           const window = line.limitType ?? 'rate limit';
           const used = line.utilization === null ? '' : ` at ${Math.round(line.utilization * 100)}%`;

@@ -5,7 +5,8 @@
  * The thread outlives the process: when the process is restarted (it died, or a
  * stop killed it) the next turn resumes the thread, falling back to a new one
  * when Codex refuses the resume. The turn's outcome is `turn/completed`'s status
- * alone; an `error` notification the runtime will retry is only a notice.
+ * alone (or a `turn/failed`, which ends the turn at once rather than leaving it to
+ * the stall timer); an `error` notification the runtime will retry is only a notice.
  */
 
 import type { Terminal } from '../core/disposition.js';
@@ -20,6 +21,7 @@ import type { CodexConfig } from './config.js';
 import { type ErrorInfo, failureTerminal } from './errors.js';
 import { TurnItems } from './item-events.js';
 import { decodeNotification, readThreadResult, readTurnResult, type ServerEvent } from './protocol.js';
+import { rateLimitWindows } from './rate-limits.js';
 import { CODEX_USAGE_SOURCES, threadReading } from './usage.js';
 
 type TurnCompleted = Extract<ServerEvent, { type: 'turn_end' }>;
@@ -189,6 +191,14 @@ export class AppServerSession {
       case 'warning':
         if (ev.message !== '') ctx.emit({ type: 'notification', message: ev.message });
         return { type: 'accepted' };
+      case 'rate_limits':
+        // The account's state, not this turn's activity: reported, but not the turn's first event.
+        ctx.emit({
+          type: 'rate_limits',
+          limitId: ev.limits.limitId,
+          windows: rateLimitWindows(ev.limits, this.nowMs()),
+        });
+        return { type: 'ignored' };
       case 'thread_started':
       case 'other':
         return { type: 'ignored' };

@@ -18,6 +18,7 @@ import type { CodexConfig } from './config.js';
 import { failureTerminal } from './errors.js';
 import { TurnItems } from './item-events.js';
 import { decodeExecLine, type ExecLine } from './parse.js';
+import { rateLimitWindows } from './rate-limits.js';
 import { CODEX_USAGE_SOURCES, threadReading } from './usage.js';
 
 type TerminalLine = Extract<ExecLine, { type: 'completion' | 'failure' }>;
@@ -100,6 +101,13 @@ export class ExecSession {
       case 'usage':
         this.reading = threadReading(line.usage, null);
         ctx.spend.markModelReached();
+        if (line.rateLimits !== null) {
+          ctx.emit({
+            type: 'rate_limits',
+            limitId: line.rateLimits.limitId,
+            windows: rateLimitWindows(line.rateLimits, this.nowMs()),
+          });
+        }
         return { type: 'accepted' };
       case 'error':
         if (line.message !== '') ctx.emit({ type: 'notification', message: line.message });

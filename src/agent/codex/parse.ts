@@ -9,6 +9,7 @@
  */
 
 import { type CodexItem, readItem } from './items.js';
+import { type CodexRateLimits, readRateLimits } from './rate-limits.js';
 import type { CodexCounts } from './usage.js';
 
 export type ExecLine =
@@ -20,8 +21,8 @@ export type ExecLine =
   | { type: 'failure'; message: string }
   /** A notice from the CLI; not the end of the turn. */
   | { type: 'error'; message: string }
-  /** A usage report of the old format, before the turn's end. */
-  | { type: 'usage'; usage: CodexCounts }
+  /** A usage report of the old format, before the turn's end, with the rate limits it carries (null when none). */
+  | { type: 'usage'; usage: CodexCounts; rateLimits: CodexRateLimits | null }
   /** A line of the protocol this adapter does not use (config header, plan deltas, unknown types). */
   | { type: 'ignored'; name: string };
 
@@ -170,7 +171,8 @@ function decodeLegacy(msg: Record<string, unknown>): DecodeResult {
       const usage = readExecUsage(
         isObject(msg.info) && isObject(msg.info.total_token_usage) ? msg.info.total_token_usage : msg,
       );
-      return usage === null ? line({ type: 'ignored', name: type }) : line({ type: 'usage', usage });
+      if (usage === null) return line({ type: 'ignored', name: type });
+      return line({ type: 'usage', usage, rateLimits: readRateLimits(msg.rate_limits) });
     }
     case 'task_complete':
       return line({

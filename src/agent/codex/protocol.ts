@@ -4,11 +4,13 @@
  * release (not the README, whose examples disagree with it): `turn/completed`
  * carries no usage, `thread/tokenUsage/updated` carries the thread total and the
  * latest request, and `turn/completed`'s `status` is the turn's one terminal
- * report. Every event keeps its thread and turn ids so the session can ignore
+ * report (a build that sends `turn/failed` instead ends the turn with it just
+ * the same). Every event keeps its thread and turn ids so the session can ignore
  * what belongs to another thread or an earlier turn.
  */
 import { type ErrorInfo, readErrorInfo } from './errors.js';
 import { type CodexItem, readItem } from './items.js';
+import { type CodexRateLimits, readRateLimits } from './rate-limits.js';
 import type { CodexCounts } from './usage.js';
 
 interface Scope {
@@ -33,6 +35,8 @@ export type ServerEvent = Scope &
         error: { message: string; info: ErrorInfo | null } | null;
       }
     | { type: 'warning'; message: string }
+    /** The account's rate limit (one limit id per notification). */
+    | { type: 'rate_limits'; limits: CodexRateLimits }
     | { type: 'other'; method: string }
   );
 
@@ -112,6 +116,24 @@ export function decodeNotification(method: string, params: unknown): ServerEvent
         status: turn === null ? '' : str(turn.status),
         error: turn === null ? null : readTurnError(turn.error),
       };
+    case 'turn/failed':
+      // Some builds end a failed turn with this notification and never send turn/completed:
+      // it is as terminal as a completion with status "failed".
+      return {
+        ...scope,
+        type: 'turn_end',
+        status: 'failed',
+        error:
+          typeof p.error === 'string' && p.error !== ''
+            ? { message: p.error, info: null }
+            : (readTurnError(p.error) ?? (turn === null ? null : readTurnError(turn.error))),
+      };
+    case 'account/rateLimits/updated': {
+      const limits = readRateLimits(p.rateLimits);
+      return limits === null
+        ? { ...scope, type: 'other', method }
+        : { ...scope, type: 'rate_limits', limits };
+    }
     case 'warning':
     case 'configWarning':
     case 'deprecationNotice':

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { AgentError } from '../../domain/agent.js';
 import type { AgentErrorKind } from '../../domain/errors.js';
 import type { RemoteHost } from '../../domain/remote.js';
+import { splitCommandLine } from '../../workflow/command-line.js';
 import { startRemoteAgentProcess } from './process/remote.js';
 import { type AgentProcess, type SpawnAgentProcessParams, spawnAgentProcess } from './process/spawn.js';
 
@@ -49,18 +50,17 @@ export function checkWorkspace(
     return fail(`workspace cannot be read: ${workspacePath}`);
   }
   const rel = path.relative(realRoot, real);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+  // `..x` is a legal name inside the root; only `..` itself or `../…` climbs out.
+  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
     return fail(`workspace ${workspacePath} resolves outside the workspace root ${workspaceRoot}`);
   }
   return { ok: true, realPath: real };
 }
 
-/** Splits a command on whitespace (no shell): the first token is the program. */
+/** The words of a command (shell-like quoting, no expansion; see `splitCommandLine`); [] when it cannot be split. */
 export function splitCommand(command: string): string[] {
-  return command
-    .trim()
-    .split(/\s+/)
-    .filter((t) => t !== '');
+  const split = splitCommandLine(command);
+  return split.ok ? split.words : [];
 }
 
 /** Finds a program on PATH (or checks an explicit path); null when not found or not executable. */
@@ -101,10 +101,23 @@ export function resolveLaunchTarget(
   if (commandText === null || commandText.trim() === '') {
     return { ok: false, error: new AgentError('agent_not_found', 'no agent command: set agent.command') };
   }
-  const [program, ...rest] = splitCommand(commandText);
+  const split = splitCommandLine(commandText);
+  if (!split.ok) {
+    return {
+      ok: false,
+      error: new AgentError('agent_not_found', `agent command cannot be read: ${split.message}`),
+    };
+  }
+  const [program, ...rest] = split.words;
+  if (program === undefined || program === '') {
+    return {
+      ok: false,
+      error: new AgentError('agent_not_found', `agent command names no program: ${commandText}`),
+    };
+  }
   const remote = params.remote ?? null;
   // The workspace and the program live on the host: both are checked there, at launch.
-  if (remote !== null && program !== undefined) {
+  if (remote !== null) {
     return {
       ok: true,
       target: {
@@ -119,11 +132,11 @@ export function resolveLaunchTarget(
   }
   const ws = checkWorkspace(params.workspacePath, params.workspaceRoot);
   if (!ws.ok) return ws;
-  const resolved = program === undefined ? null : resolveOnPath(program, params.env.PATH);
+  const resolved = resolveOnPath(program, params.env.PATH);
   if (resolved === null) {
     return {
       ok: false,
-      error: new AgentError('agent_not_found', `agent command not found on PATH: ${program ?? commandText}`),
+      error: new AgentError('agent_not_found', `agent command not found on PATH: ${program}`),
     };
   }
   return {

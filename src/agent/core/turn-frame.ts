@@ -12,6 +12,9 @@ import type { TurnTimerReason } from './process/timers.js';
 import { maskSecrets, sanitize } from './sanitize.js';
 
 const MESSAGE_MAX_CHARS = 500;
+/** Rate-limit names become metric labels: short, and few windows per limit. */
+const RATE_LIMIT_NAME_MAX_CHARS = 64;
+const RATE_LIMIT_MAX_WINDOWS = 8;
 
 export interface TurnFrame {
   ctx: TurnContext;
@@ -105,6 +108,23 @@ export function cleanEvent(event: AgentEvent, workspacePath: string): AgentEvent
     case 'turn_cancelled':
     case 'turn_input_required':
       return { ...event, message: sanitize(event.message, { workspacePath, maxChars: MESSAGE_MAX_CHARS }) };
+    case 'rate_limits': {
+      const name = (text: string) => sanitize(text, { maxChars: RATE_LIMIT_NAME_MAX_CHARS });
+      // A figure no gauge or date can hold (negative, infinite, past year 275760) is unknown.
+      const figure = (n: number | null) => (n !== null && Number.isFinite(n) && n >= 0 ? n : null);
+      const time = (ms: number | null) =>
+        ms !== null && Number.isFinite(new Date(ms).getTime()) ? ms : null;
+      return {
+        ...event,
+        limitId: name(event.limitId),
+        windows: event.windows.slice(0, RATE_LIMIT_MAX_WINDOWS).map((w) => ({
+          window: name(w.window),
+          usedPercent: figure(w.usedPercent),
+          windowMinutes: figure(w.windowMinutes),
+          resetsAtMs: time(w.resetsAtMs),
+        })),
+      };
+    }
     case 'session_started':
     case 'token_usage':
       return event;

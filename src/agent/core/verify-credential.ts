@@ -7,11 +7,16 @@
  * each find none and each verify: callers with the same key and store while a
  * verification runs wait for that one instead. Only a proof outlives it; a failure
  * is shared by those who waited for it, and the next caller verifies again.
+ * A verification has its own time limit, not the working turn's: a short
+ * `turn_timeout_ms` must not cut the check off and make a slow start look like a
+ * cancellation (which is never retried). Running out of time is a timeout, retried
+ * like one; only the runtime's refusal is `credential_unverified`.
  */
 import { createHash } from 'node:crypto';
 import {
   type AgentAdapter,
   AgentError,
+  type AgentSettings,
   type StartSessionParams,
   type TurnOutcome,
 } from '../../domain/agent.js';
@@ -19,6 +24,20 @@ import type { Issue } from '../../domain/issue.js';
 
 /** How long a proof stays fresh. */
 export const PROOF_TTL_MS = 15 * 60_000;
+
+/** The least time one verification attempt gets: a process start, a handshake and a one-word reply. */
+export const VERIFICATION_MIN_TIMEOUT_MS = 2 * 60_000;
+
+/** How many read timeouts a verification may spend on its handshake requests before the reply. */
+const VERIFICATION_READ_TIMEOUTS = 4;
+
+/**
+ * The time limit of one verification attempt: `VERIFICATION_MIN_TIMEOUT_MS`, or four times the
+ * read timeout when that is longer. Independent of `turnTimeoutMs`, which is sized for work.
+ */
+export function verificationTimeoutMs(agent: Pick<AgentSettings, 'readTimeoutMs'>): number {
+  return Math.max(VERIFICATION_MIN_TIMEOUT_MS, VERIFICATION_READ_TIMEOUTS * agent.readTimeoutMs);
+}
 
 /** The fixed request a verification session sends. */
 export const VERIFICATION_PROMPT = 'Reply with the single word "ready". Do not use any tool.';
@@ -81,7 +100,7 @@ export interface VerifyParams {
   /** The issue the working session is for (verification turns carry it for logs only). */
   issue: Issue;
   nowMs?: () => number;
-  /** Per-attempt timeout. */
+  /** Per-attempt time limit (the worker passes `verificationTimeoutMs`); it replaces the turn timeout. */
   timeoutMs: number;
 }
 
@@ -141,26 +160,30 @@ async function verifyNow(p: VerifyParams, now: () => number): Promise<Verificati
 
 type AttemptOutcome =
   | { kind: 'verified' }
-  | { kind: 'refused'; error: AgentError; neverReachedModel: boolean };
+  | { kind: 'failed'; error: AgentError; neverReachedModel: boolean };
 
 async function attempt(p: VerifyParams, fullContext: boolean): Promise<AttemptOutcome> {
   let session: Awaited<ReturnType<AgentAdapter['startSession']>>;
   try {
     session = await p.adapter.startSession({
       ...p.start,
+      // The session's own turn timer runs on the verification limit, not the working turn's.
+      agent: { ...p.start.agent, turnTimeoutMs: p.timeoutMs },
       resumeSessionId: null,
       credentialVerification: { fullContext },
     });
   } catch (error) {
     const agentError = error instanceof AgentError ? error : new AgentError('response_error', String(error));
     return {
-      kind: 'refused',
+      kind: 'failed',
       error: agentError,
       neverReachedModel: agentError.kind === 'port_exit' || agentError.kind === 'response_error',
     };
   }
+  // A backstop for a runtime that does not keep the turn timer; its abort reads as a cancel.
   const signal = AbortSignal.timeout(p.timeoutMs);
   let outcome: TurnOutcome;
+  let expired: boolean;
   try {
     outcome = await p.adapter.runTurn(session, {
       prompt: VERIFICATION_PROMPT,
@@ -168,14 +191,29 @@ async function attempt(p: VerifyParams, fullContext: boolean): Promise<AttemptOu
       onEvent: () => undefined,
       signal,
     });
+    // Read now: the limit may pass while the session stops, after the turn ended on its own.
+    expired = signal.aborted;
   } finally {
     await p.adapter.stopSession(session);
   }
   if (outcome.error === undefined && outcome.result.exitReason === 'turn_completed')
     return { kind: 'verified' };
   const error =
-    outcome.error ?? new AgentError('turn_failed', `verification turn ended: ${outcome.result.exitReason}`);
+    timedOut(outcome.error, expired, p.timeoutMs) ??
+    outcome.error ??
+    new AgentError('turn_failed', `verification turn ended: ${outcome.result.exitReason}`);
   const neverReachedModel =
     (error.kind === 'port_exit' || error.kind === 'response_error') && !outcome.result.usageMeasured;
-  return { kind: 'refused', error, neverReachedModel };
+  return { kind: 'failed', error, neverReachedModel };
+}
+
+/** The error of a verification that ran out of time, saying so; null when time was not the cause. */
+function timedOut(error: AgentError | undefined, expired: boolean, limitMs: number): AgentError | null {
+  if (expired || error?.kind === 'turn_timeout') {
+    return new AgentError('turn_timeout', `the credential check timed out after ${limitMs} ms`);
+  }
+  if (error?.kind === 'response_timeout') {
+    return new AgentError('response_timeout', `the credential check timed out: ${error.detail}`);
+  }
+  return null;
 }

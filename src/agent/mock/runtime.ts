@@ -17,7 +17,9 @@
  *   !error [text]           fatal: text on stderr, exit 1, no result line
  *   !crash [once]           exit 3 mid-stream (with `once`: only the first time in this workspace)
  *   !exit <code>            exit with <code>, no result line
- * A prompt with no directive at all behaves as `!ok`.
+ * A prompt with no directive at all replays the directives of the session's first
+ * prompt that had any, as a real agent's thread still holds its task when a
+ * continuation turn says only "continue"; with none remembered it behaves as `!ok`.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -39,12 +41,33 @@ function pidLog(event: 'start' | 'stop'): void {
   if (file) appendFileSync(file, `${event} ${process.pid} ${Date.now()}\n`);
 }
 
+/**
+ * The session's memory, kept in the workspace: the first directives it was given are stored,
+ * and a prompt without any gets them back.
+ */
+function threadDirectives(sessionId: string, given: Directive[]): Directive[] {
+  const file = path.join(
+    process.cwd(),
+    '.orchestrator',
+    'mock-threads',
+    `${sessionId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`,
+  );
+  if (given.length > 0) {
+    if (!existsSync(file)) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(given));
+    }
+    return given;
+  }
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Directive[]) : [];
+}
+
 async function main(): Promise<number> {
   const prompt = readFileSync(0, 'utf8');
   const model = process.env.ORCHESTRATOR_MOCK_MODEL || 'mock-model';
   const lineDelayMs = Number(process.env.ORCHESTRATOR_MOCK_LINE_DELAY_MS || 0);
   const sessionId = process.env.ORCHESTRATOR_MOCK_SESSION_ID || `mock-${process.pid}-${Date.now()}`;
-  let directives = parseDirectives(prompt);
+  let directives = threadDirectives(sessionId, parseDirectives(prompt));
   if (directives.length === 0) directives = [{ name: 'ok', args: [], rest: '' }];
 
   const slow = directives.find((d) => d.name === 'slowstart');

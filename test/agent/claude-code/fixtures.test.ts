@@ -110,6 +110,14 @@ describe.skipIf(missing !== null)('public Claude Code transcripts through the ad
     expect(
       of(run, 'notification').some((e) => /seven_day window allowed_warning at 77%/.test(e.message)),
     ).toBe(true);
+    // Its rate_limit_event lists both unified windows: 50 % and 77 % used.
+    expect(of(run, 'rate_limits').at(0)).toMatchObject({
+      limitId: 'unified',
+      windows: [
+        { window: 'five_hour', usedPercent: 50, windowMinutes: 300, resetsAtMs: 1_790_788_200_000 },
+        { window: 'seven_day', usedPercent: 77, windowMinutes: 10_080, resetsAtMs: 1_791_036_000_000 },
+      ],
+    });
     // The last result's modelUsage is the process total: 1,545 / 2,536 / 314,408 / 77,338; $0.2003013.
     expect(result.usage).toEqual(counts(1_545 + 314_408 + 77_338, 2_536, 314_408, 77_338));
     expect(result.reportedAmounts).toEqual([{ unit: 'USD', micros: 200_301 }]);

@@ -306,6 +306,69 @@ describe('line mapping', () => {
   });
 });
 
+describe('rate limits', () => {
+  const limitLine = (info: Record<string, unknown>) =>
+    JSON.stringify({ type: 'rate_limit_event', rate_limit_info: info, session_id: 's' });
+
+  it('a rate_limit_event becomes one rate_limits event for the account; a line naming one window keeps the others it reported before', () => {
+    const d = driver();
+    d.begin();
+    d.parse(
+      limitLine({
+        status: 'allowed_warning',
+        resetsAt: 2_000_000,
+        rateLimitType: 'seven_day',
+        utilization: 0.81,
+        unifiedWindows: {
+          five_hour: { utilization: 0.25, resetsAt: 1_000_000 },
+          seven_day: { utilization: 0.81, resetsAt: 2_000_000 },
+        },
+      }),
+    );
+    d.parse(limitLine({ status: 'rejected', resetsAt: 1_500_000, rateLimitType: 'five_hour' }));
+    d.parse(
+      limitLine({ status: 'allowed', resetsAt: 3_000_000, rateLimitType: 'opus_weekly', utilization: 0.1 }),
+    );
+    const reports = d.events.filter((e) => e.type === 'rate_limits');
+    expect(reports).toEqual([
+      {
+        type: 'rate_limits',
+        limitId: 'unified',
+        windows: [
+          { window: 'five_hour', usedPercent: 25, windowMinutes: 300, resetsAtMs: 1_000_000_000 },
+          { window: 'seven_day', usedPercent: 81, windowMinutes: 10_080, resetsAtMs: 2_000_000_000 },
+        ],
+      },
+      {
+        type: 'rate_limits',
+        limitId: 'unified',
+        // A refusal without a figure: the named window is used up.
+        windows: [
+          { window: 'five_hour', usedPercent: 100, windowMinutes: 300, resetsAtMs: 1_500_000_000 },
+          { window: 'seven_day', usedPercent: 81, windowMinutes: 10_080, resetsAtMs: 2_000_000_000 },
+        ],
+      },
+      {
+        type: 'rate_limits',
+        limitId: 'unified',
+        windows: [
+          { window: 'five_hour', usedPercent: 100, windowMinutes: 300, resetsAtMs: 1_500_000_000 },
+          { window: 'seven_day', usedPercent: 81, windowMinutes: 10_080, resetsAtMs: 2_000_000_000 },
+          { window: 'opus_weekly', usedPercent: 10, windowMinutes: null, resetsAtMs: 3_000_000_000 },
+        ],
+      },
+    ]);
+  });
+
+  it('a rate_limit_event that names no window reports nothing', () => {
+    const d = driver();
+    d.begin();
+    d.parse(limitLine({ status: 'allowed' }));
+    d.parse(limitLine({ status: 'allowed', rateLimitType: 'constructor', unifiedWindows: {} }));
+    expect(d.events.filter((e) => e.type === 'rate_limits')).toEqual([]);
+  });
+});
+
 describe('the session mapping under arbitrary input', () => {
   const usage = fc.record({
     input: fc.nat(100_000),

@@ -21,6 +21,8 @@ const EXEC_TYPES = [
 const METHODS = [
   'turn/started',
   'turn/completed',
+  'turn/failed',
+  'account/rateLimits/updated',
   'item/started',
   'item/completed',
   'thread/tokenUsage/updated',

@@ -8,6 +8,7 @@ import {
   resolveLaunchTarget,
   splitCommand,
 } from '../../../src/agent/core/launch-target.js';
+import type { RemoteHost } from '../../../src/domain/remote.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'lt-root-'));
 const ws = path.join(root, 'ISSUE-1');
@@ -21,6 +22,12 @@ writeFileSync(path.join(bin, 'not-exec'), 'x');
 describe('the launch target', () => {
   it('a workspace inside the root passes', () => {
     expect(checkWorkspace(ws, root).ok).toBe(true);
+  });
+
+  it('a directory whose name starts with two dots is inside the root, not an escape', () => {
+    const dotted = path.join(root, '.._.._etc');
+    mkdirSync(dotted);
+    expect(checkWorkspace(dotted, root).ok).toBe(true);
   });
 
   it.each([
@@ -58,6 +65,33 @@ describe('the launch target', () => {
       env: { PATH: bin },
     });
     expect(r.ok && r.target).toMatchObject({ command: path.join(bin, 'agent-cli'), args: ['serve', '--x'] });
+  });
+
+  it('an argument with spaces or quotes reaches the program as one word, unexpanded, here and on a host', () => {
+    const base = {
+      workspacePath: ws,
+      workspaceRoot: root,
+      command: `agent-cli --x "$FOO" 'a b' "c \\"d\\""`,
+      defaultCommand: null,
+      env: { PATH: bin, FOO: 'expanded' },
+    };
+    const expected = ['--x', '$FOO', 'a b', 'c "d"'];
+    const local = resolveLaunchTarget(base);
+    expect(local.ok && local.target.args).toEqual(expected);
+    const host = { name: 'worker-1' } as unknown as RemoteHost;
+    const remote = resolveLaunchTarget({ ...base, remote: host });
+    expect(remote.ok && remote.target).toMatchObject({ command: 'agent-cli', args: expected });
+  });
+
+  it('a command with an unclosed quote is refused with the reason, not split on blanks', () => {
+    const r = resolveLaunchTarget({
+      workspacePath: ws,
+      workspaceRoot: root,
+      command: "agent-cli 'a b",
+      defaultCommand: null,
+      env: { PATH: bin },
+    });
+    expect(!r.ok && r.error.message).toContain('unclosed single quote');
   });
 
   it('falls back to the default command and reports a missing one as agent_not_found', () => {

@@ -3,8 +3,10 @@ import {
   MemoryProofStore,
   PROOF_TTL_MS,
   proofKey,
+  VERIFICATION_MIN_TIMEOUT_MS,
   type VerificationResult,
   type VerifyParams,
+  verificationTimeoutMs,
   verifyCredential,
 } from '../../../src/agent/core/verify-credential.js';
 import {
@@ -14,6 +16,7 @@ import {
   type TurnOutcome,
   ZERO_TOKENS,
 } from '../../../src/domain/agent.js';
+import { isRetryable } from '../../../src/domain/errors.js';
 import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
 
 const START: StartSessionParams = {
@@ -149,6 +152,90 @@ describe('verifyCredential with concurrent callers', () => {
     await all;
     expect(fake.turns()).toBe(1);
     expect(store.get('fake:k')).toBe(nowMs);
+  });
+});
+
+/**
+ * An adapter whose verification turn ends `afterMs` after it starts, or when its signal aborts
+ * (reported as a cancel, as every adapter reports an abort), whichever comes first; `ending`
+ * says how a turn that runs its course ends. Records the settings each session was started with.
+ */
+function slowAdapter(afterMs: number, ending: 'accept' | AgentError = 'accept') {
+  const starts: StartSessionParams[] = [];
+  const adapter: AgentAdapter = {
+    startSession: async (params) => {
+      starts.push(params);
+      return { sessionId: '', kind: 'fake' };
+    },
+    runTurn: async (_session, { signal }) => {
+      const cancelled = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), afterMs);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      if (cancelled) return outcome(new AgentError('turn_cancelled', 'the turn was cancelled'));
+      return ending === 'accept' ? outcome() : outcome(ending);
+    },
+    stopSession: async () => undefined,
+  };
+  return { adapter, starts };
+}
+
+describe('verifyCredential time limit', () => {
+  it('a check slower than turn_timeout_ms is not cut at the working turn limit: its session runs on the verification limit', async () => {
+    const fake = slowAdapter(30);
+    const store = new MemoryProofStore();
+    const start = { ...START, agent: { ...START.agent, turnTimeoutMs: 10 } };
+    const result = await verifyCredential({ ...params(fake.adapter, store), start, timeoutMs: 5_000 });
+    expect(result).toEqual({ ok: true, cached: false, attempts: 1 });
+    expect(fake.starts.map((s) => s.agent.turnTimeoutMs)).toEqual([5_000]);
+  });
+
+  it('a check that runs out of time is a retryable turn_timeout saying so, not turn_cancelled or credential_unverified', async () => {
+    const fake = slowAdapter(60_000);
+    const store = new MemoryProofStore();
+    const result = await verifyCredential({ ...params(fake.adapter, store), timeoutMs: 50 });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.kind).toBe('turn_timeout');
+    expect(result.error.detail).toBe('the credential check timed out after 50 ms');
+    expect(isRetryable(result.error.kind)).toBe(true);
+    expect(result.attempts).toBe(1);
+    expect(store.get('fake:k')).toBeNull();
+  });
+
+  it("the session's own turn timer firing reads as the credential check timing out", async () => {
+    const fake = slowAdapter(0, new AgentError('turn_timeout', 'the turn ran longer than 50 ms'));
+    const result = await verifyCredential({ ...params(fake.adapter, new MemoryProofStore()), timeoutMs: 50 });
+    expect(result.ok ? null : [result.error.kind, result.error.detail]).toEqual([
+      'turn_timeout',
+      'the credential check timed out after 50 ms',
+    ]);
+  });
+
+  it('a stall during the check stays a retryable response_timeout, naming the credential check', async () => {
+    const fake = slowAdapter(0, new AgentError('response_timeout', 'no output for 20 ms (stalled)'));
+    const result = await verifyCredential(params(fake.adapter, new MemoryProofStore()));
+    expect(result.ok ? null : [result.error.kind, result.error.detail]).toEqual([
+      'response_timeout',
+      'the credential check timed out: no output for 20 ms (stalled)',
+    ]);
+  });
+
+  it('a refusal within the limit is still credential_unverified, which is not retried', async () => {
+    const fake = slowAdapter(0, new AgentError('credential_unverified', 'HTTP 401'));
+    const result = await verifyCredential(params(fake.adapter, new MemoryProofStore()));
+    expect(result.ok ? null : result.error.kind).toBe('credential_unverified');
+    expect(isRetryable('credential_unverified')).toBe(false);
+  });
+
+  it('the limit is two minutes or four read timeouts, whichever is longer, whatever turn_timeout_ms says', () => {
+    expect(VERIFICATION_MIN_TIMEOUT_MS).toBe(120_000);
+    expect(verificationTimeoutMs({ readTimeoutMs: 5_000 })).toBe(120_000);
+    expect(verificationTimeoutMs({ readTimeoutMs: 0 })).toBe(120_000);
+    expect(verificationTimeoutMs({ readTimeoutMs: 60_000 })).toBe(240_000);
   });
 });
 

@@ -227,3 +227,40 @@ describe('the mock directive table', () => {
     expect(outcome.error?.kind).toBe('response_timeout');
   });
 });
+
+describe('the mock thread memory', () => {
+  /** Runs `prompts` as the turns of one session in `ws`, returning each turn's final message. */
+  async function sessionTurns(ws: string, prompts: string[]): Promise<string[]> {
+    const adapter = agentKind('mock')?.runtime?.factory();
+    if (!adapter) throw new Error('mock not registered');
+    const session = await adapter.startSession({
+      workspacePath: ws,
+      workspaceRoot: root,
+      agent: AGENT,
+      options: {},
+      resumeSessionId: null,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    const finals: string[] = [];
+    for (const prompt of prompts) {
+      const { result } = await adapter.runTurn(session, {
+        prompt,
+        issue: SAMPLE_ISSUE,
+        onEvent: () => undefined,
+        signal: new AbortController().signal,
+      });
+      finals.push(result.finalMessage);
+    }
+    await adapter.stopSession(session);
+    return finals;
+  }
+
+  it("a continuation prompt without directives replays the session's first ones, not a bare !ok", async () => {
+    const ws = path.join(root, `ws-${++n}`);
+    mkdirSync(ws);
+    const finals = await sessionTurns(ws, ['Task.\n!ok Added the greeting.', 'Continue where you left off.']);
+    expect(finals).toEqual(['Added the greeting.', 'Added the greeting.']);
+    // Another session in the same workspace remembers nothing of the first.
+    expect(await sessionTurns(ws, ['Continue where you left off.'])).toEqual(['done']);
+  });
+});

@@ -1,0 +1,389 @@
+/**
+ * A run refused by the provider's usage limit waits for the limit's reset and is
+ * not counted as a failed attempt. The timing rule is a table; the whole path
+ * (adapter error → worker → exit policy → persisted retry → timer → next run) runs
+ * through the real Orchestrator and a real SQLite store, with a scripted adapter,
+ * a fake tracker and a clock the test moves, so hours of waiting take no time.
+ * Also the book of reported rate limits the snapshot, API and gauges read.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import '../../src/agent/kinds.js';
+import { agentKind } from '../../src/agent/registry.js';
+import {
+  type AgentAdapter,
+  AgentError,
+  type RateLimitWindow,
+  type TurnOutcome,
+  ZERO_TOKENS,
+} from '../../src/domain/agent.js';
+import type { AgentErrorKind } from '../../src/domain/errors.js';
+import type { Issue } from '../../src/domain/issue.js';
+import type { TrackerAdapter } from '../../src/domain/tracker.js';
+import {
+  failureDelayMs,
+  USAGE_LIMIT_FALLBACK_DELAY_MS,
+  USAGE_LIMIT_MAX_DELAY_MS,
+  USAGE_LIMIT_MIN_DELAY_MS,
+  usageLimitDelayMs,
+} from '../../src/orchestrator/backoff.js';
+import { type ExitContext, planExit } from '../../src/orchestrator/exit-policy.js';
+import { Orchestrator } from '../../src/orchestrator/orchestrator.js';
+import type { Clock, RetryEntry } from '../../src/orchestrator/ports.js';
+import { MAX_LIMITS_PER_KIND, RateLimitBook } from '../../src/orchestrator/rate-limits.js';
+import { openStore, type Store } from '../../src/persistence/index.js';
+import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
+import { loadWorkflow } from '../../src/workflow/load.js';
+
+const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+const HOUR_MS = 3_600_000;
+
+describe('usage-limit timing', () => {
+  it.each([
+    ['a reset ahead is waited for exactly', T0 + 2 * HOUR_MS, 2 * HOUR_MS],
+    ['a reset a moment ahead still waits the minimum', T0 + 10, USAGE_LIMIT_MIN_DELAY_MS],
+    ['an unknown reset waits the fallback', null, USAGE_LIMIT_FALLBACK_DELAY_MS],
+    [
+      'a reset already past (yet refused) waits the fallback, not zero',
+      T0 - 5_000,
+      USAGE_LIMIT_FALLBACK_DELAY_MS,
+    ],
+    ['a reset beyond a week is capped', T0 + 400 * 24 * HOUR_MS, USAGE_LIMIT_MAX_DELAY_MS],
+  ])('%s', (_name, resetAtMs, delayMs) => {
+    expect(usageLimitDelayMs(resetAtMs, T0)).toBe(delayMs);
+  });
+
+  const ctx: ExitContext = {
+    attempt: null,
+    issueActive: true,
+    handoffState: null,
+    blockedState: null,
+    comments: { onCompletion: false, onFailure: true, onBlocked: false },
+    maxRetryBackoffMs: 300_000,
+    nowMs: T0,
+  };
+  const limited = (resetAtMs: number | null) =>
+    ({
+      type: 'failed',
+      kind: 'usage_limit',
+      message: 'limit',
+      resetAtMs,
+      sessionId: null,
+      turns: 1,
+    }) as const;
+
+  it.each([
+    [null, 1],
+    [1, 1],
+    [4, 4],
+  ])(
+    'a usage limit on attempt %s retries as attempt %s: waiting is not a failed attempt',
+    (attempt, next) => {
+      const plan = planExit(limited(T0 + HOUR_MS), { ...ctx, attempt });
+      expect(plan.actions.at(-1)).toEqual({
+        type: 'retry',
+        attempt: next,
+        delayMs: HOUR_MS,
+        reason: 'usage_limit',
+        error: 'usage_limit: limit',
+        sessionId: null,
+      });
+    },
+  );
+
+  it('the failure comment says when the retry comes instead of an attempt number', () => {
+    const comment = planExit(limited(null), ctx).actions.find((a) => a.type === 'comment');
+    expect(comment).toMatchObject({
+      body: expect.stringContaining(
+        `Retry: at ${new Date(T0 + USAGE_LIMIT_FALLBACK_DELAY_MS).toISOString()}, after the usage limit resets`,
+      ),
+    });
+  });
+});
+
+describe('rate-limit book', () => {
+  const window = (over: Partial<RateLimitWindow> = {}): RateLimitWindow => ({
+    window: 'primary',
+    usedPercent: 10,
+    windowMinutes: 300,
+    resetsAtMs: T0 + HOUR_MS,
+    ...over,
+  });
+
+  it('keeps the latest report per kind and limit; another limit or kind is kept beside it', () => {
+    const book = new RateLimitBook();
+    book.record('k1', 'a', [window({ usedPercent: 10 })], T0);
+    book.record('k1', 'a', [window({ usedPercent: 55 })], T0 + 1);
+    book.record('k1', 'b', [], T0 + 2);
+    book.record('k2', 'a', [window({ usedPercent: 1 })], T0 + 3);
+    expect(book.list()).toEqual([
+      { kind: 'k1', limitId: 'a', windows: [window({ usedPercent: 55 })], observedAtMs: T0 + 1 },
+      { kind: 'k1', limitId: 'b', windows: [], observedAtMs: T0 + 2 },
+      { kind: 'k2', limitId: 'a', windows: [window({ usedPercent: 1 })], observedAtMs: T0 + 3 },
+    ]);
+  });
+
+  it(`keeps at most ${MAX_LIMITS_PER_KIND} limits per kind, dropping the least recently reported`, () => {
+    const book = new RateLimitBook();
+    for (let i = 0; i <= MAX_LIMITS_PER_KIND; i++) book.record('k', `limit-${i}`, [], T0 + i);
+    book.record('k', 'limit-1', [], T0 + 100);
+    book.record('k', 'new', [], T0 + 101);
+    const ids = book.list().map((l) => l.limitId);
+    expect(ids).toHaveLength(MAX_LIMITS_PER_KIND);
+    expect(ids).not.toContain('limit-0');
+    expect(ids).not.toContain('limit-2');
+    expect(ids).toEqual(expect.arrayContaining(['limit-1', 'new', `limit-${MAX_LIMITS_PER_KIND}`]));
+  });
+
+  it("a used-up window's reset times the wait: the latest one ahead, of this kind only", () => {
+    const book = new RateLimitBook();
+    book.record(
+      'k',
+      'a',
+      [
+        window({ window: 'short', usedPercent: 100, resetsAtMs: T0 + HOUR_MS }),
+        window({ window: 'long', usedPercent: 99.9, resetsAtMs: T0 + 50 * HOUR_MS }),
+      ],
+      T0,
+    );
+    book.record('k', 'b', [window({ usedPercent: 104, resetsAtMs: T0 + 3 * HOUR_MS })], T0);
+    book.record('k', 'c', [window({ usedPercent: 100, resetsAtMs: T0 - 1 })], T0);
+    book.record('other', 'a', [window({ usedPercent: 100, resetsAtMs: T0 + 9 * HOUR_MS })], T0);
+    expect(book.exhaustedResetAtMs('k', T0)).toBe(T0 + 3 * HOUR_MS);
+    expect(book.exhaustedResetAtMs('nobody', T0)).toBeNull();
+  });
+});
+
+// ---------------------------------------------------------------- through the orchestrator
+
+/** A clock the test moves; timers fire when it passes them. */
+class TestClock implements Clock {
+  now = T0;
+  private next = 0;
+  readonly timers = new Map<number, { fn: () => void; atMs: number }>();
+  nowMs(): number {
+    return this.now;
+  }
+  setTimeout(fn: () => void, ms: number): unknown {
+    this.next += 1;
+    this.timers.set(this.next, { fn, atMs: this.now + ms });
+    return this.next;
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+  /** Moves to `atMs` and fires every timer due by then. */
+  advanceTo(atMs: number): void {
+    this.now = atMs;
+    for (const [id, timer] of [...this.timers].sort(([, a], [, b]) => a.atMs - b.atMs)) {
+      if (timer.atMs > atMs) continue;
+      this.timers.delete(id);
+      timer.fn();
+    }
+  }
+}
+
+/** What one run of the scripted adapter does: report rate limits, then end with this error (or succeed). */
+interface Script {
+  rateLimits?: { limitId: string; windows: RateLimitWindow[] };
+  error: { kind: AgentErrorKind; resetAtMs?: number | null } | null;
+}
+
+function scriptedAdapter(scripts: Script[]): AgentAdapter & { runs: number } {
+  const adapter = {
+    runs: 0,
+    startSession: async () => ({ sessionId: '', kind: 'mock' }),
+    stopSession: async () => undefined,
+    runTurn: async (
+      _session: unknown,
+      params: Parameters<AgentAdapter['runTurn']>[1],
+    ): Promise<TurnOutcome> => {
+      const script = scripts[adapter.runs] ?? { error: null };
+      adapter.runs += 1;
+      const base = { at: new Date().toISOString(), agentPid: '' };
+      if (script.rateLimits) params.onEvent({ ...base, type: 'rate_limits', ...script.rateLimits });
+      const outcome: TurnOutcome = {
+        result: {
+          sessionId: '',
+          exitReason: script.error === null ? 'turn_completed' : 'turn_failed',
+          usage: { ...ZERO_TOKENS },
+          usageByModel: {},
+          usageMeasured: false,
+          spendUnaccounted: false,
+          spendCoverable: false,
+          coversSession: false,
+          usageProvenance: 'unmeasured',
+          reportedAmounts: [],
+          finalMessage: '',
+        },
+      };
+      if (script.error !== null) {
+        outcome.error = new AgentError(script.error.kind, 'refused', {
+          resetAtMs: script.error.resetAtMs ?? null,
+        });
+      }
+      return outcome;
+    },
+  };
+  return adapter;
+}
+
+const WORKFLOW = `---
+tracker:
+  kind: file
+  active_states: [Todo]
+  terminal_states: [Done]
+  comments:
+    on_failure: true
+file:
+  path: issues.json
+agent:
+  kind: mock
+  max_turns: 1
+---
+Work on {{ issue.identifier }}.
+`;
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function service(scripts: Script[]) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'orch-usage-limit-'));
+  const store: Store = openStore(path.join(dir, 'state.db'));
+  cleanups.push(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const loaded = loadWorkflow(path.join(dir, 'WORKFLOW.md'), { env: {}, text: WORKFLOW });
+  if (!loaded.ok) throw new Error(`test workflow does not load: ${JSON.stringify(loaded.diagnostics)}`);
+  const issue: Issue = { ...SAMPLE_ISSUE, id: 'issue-1', identifier: 'ENG-1', state: 'Todo', blockedBy: [] };
+  const comments: string[] = [];
+  const tracker = {
+    fetchCandidateIssues: async () => [issue],
+    fetchIssueById: async () => ({ ...issue, comments: [] }),
+    fetchIssuesByStates: async () => [],
+    fetchIssueStatesByIds: async () => [{ id: issue.id, identifier: issue.identifier, state: issue.state }],
+    fetchIssueStatesByIdentifiers: async () => [],
+    fetchIssueComments: async () => [],
+    transitionIssue: async () => undefined,
+    commentIssue: async (_id: string, body: string) => {
+      comments.push(body);
+    },
+    addLabel: async () => undefined,
+  } satisfies TrackerAdapter;
+  const kind = agentKind('mock');
+  if (kind === undefined) throw new Error('mock is not registered');
+  const clock = new TestClock();
+  const adapter = scriptedAdapter(scripts);
+  const noop = () => undefined;
+  const orchestrator = new Orchestrator({
+    workflow: { current: () => loaded.workflow, reload: noop },
+    tracker,
+    agent: { adapter, kind },
+    workspaces: {
+      prepare: async () => ({ ok: true, workspace: { path: dir, createdNow: false } }),
+      afterRun: async () => null,
+      remove: async () => ({ removed: false, error: null }),
+      existingKeys: async () => [],
+    },
+    store,
+    // Every credential proof is fresh: this test is about what follows it.
+    proofs: { get: () => clock.nowMs(), put: noop },
+    agentEnv: {},
+    credentialValues: [],
+    pricing: () => null,
+    log: { debug: noop, info: noop, warn: noop, error: noop },
+    clock,
+  });
+  orchestrator.start({ autoTick: false });
+  cleanups.push(() => void orchestrator.stop());
+
+  /** The one queued retry, as the owner holds it and as the store persisted it. */
+  const retry = (): RetryEntry => {
+    const [queued] = orchestrator.snapshot().retries;
+    if (queued === undefined) throw new Error('no retry queued');
+    const { attempt, dueAtMs, reason } = queued;
+    expect(store.loadRetries()).toMatchObject([{ issueId: queued.issueId, attempt, dueAtMs, reason }]);
+    return queued;
+  };
+  /** Fires the queued retry at its due time and waits until its run has been handled. */
+  const fireRetry = async (): Promise<void> => {
+    const runsBefore = adapter.runs;
+    clock.advanceTo(retry().dueAtMs);
+    await vi.waitFor(() => expect(adapter.runs).toBe(runsBefore + 1), { timeout: 10_000, interval: 5 });
+    await orchestrator.idle();
+  };
+  /** The first run: one tick dispatches the issue; its exit is handled before this resolves. */
+  const firstRun = async (): Promise<void> => {
+    await orchestrator.tick();
+    await orchestrator.idle();
+  };
+  return { orchestrator, clock, retry, fireRetry, firstRun, comments, adapter };
+}
+
+describe('a usage limit through the orchestrator', () => {
+  it('waits for the reported reset and never counts as a failed attempt: a later error backs off as if the limits had not happened', async () => {
+    const s = service([
+      { error: { kind: 'usage_limit', resetAtMs: T0 + 2 * HOUR_MS } },
+      { error: { kind: 'usage_limit', resetAtMs: T0 + 2 * HOUR_MS + 30 * 60_000 } },
+      { error: { kind: 'port_exit' } },
+    ]);
+    await s.firstRun();
+    expect(s.retry()).toMatchObject({ attempt: 1, reason: 'usage_limit', dueAtMs: T0 + 2 * HOUR_MS });
+    expect(s.comments.at(-1)).toContain('after the usage limit resets');
+
+    await s.fireRetry();
+    expect(s.clock.now).toBe(T0 + 2 * HOUR_MS);
+    expect(s.retry()).toMatchObject({ attempt: 1, reason: 'usage_limit', dueAtMs: T0 + 2.5 * HOUR_MS });
+
+    await s.fireRetry();
+    // Two limits and then the first real failure: retry 2 (20 s), not retry 3 (40 s).
+    expect(s.retry()).toMatchObject({
+      attempt: 2,
+      reason: 'error',
+      dueAtMs: T0 + 2.5 * HOUR_MS + failureDelayMs(2, 300_000),
+    });
+  });
+
+  it('a refusal that names no reset waits for the used-up window the session reported, which the snapshot shows', async () => {
+    const s = service([
+      {
+        rateLimits: {
+          limitId: 'account',
+          windows: [
+            { window: 'short', usedPercent: 100, windowMinutes: 300, resetsAtMs: T0 + 90 * 60_000 },
+            { window: 'long', usedPercent: 40, windowMinutes: 10_080, resetsAtMs: T0 + 72 * HOUR_MS },
+          ],
+        },
+        error: { kind: 'usage_limit', resetAtMs: null },
+      },
+    ]);
+    await s.firstRun();
+    expect(s.retry()).toMatchObject({ attempt: 1, reason: 'usage_limit', dueAtMs: T0 + 90 * 60_000 });
+    expect(s.orchestrator.snapshot().rateLimits).toEqual([
+      {
+        kind: 'mock',
+        limitId: 'account',
+        observedAtMs: T0,
+        windows: [
+          { window: 'short', usedPercent: 100, windowMinutes: 300, resetsAtMs: T0 + 90 * 60_000 },
+          { window: 'long', usedPercent: 40, windowMinutes: 10_080, resetsAtMs: T0 + 72 * HOUR_MS },
+        ],
+      },
+    ]);
+  });
+
+  it('a refusal with no reset anywhere waits the fallback, not the 10 s error backoff', async () => {
+    const s = service([{ error: { kind: 'usage_limit', resetAtMs: null } }]);
+    await s.firstRun();
+    expect(s.retry()).toMatchObject({
+      attempt: 1,
+      reason: 'usage_limit',
+      dueAtMs: T0 + USAGE_LIMIT_FALLBACK_DELAY_MS,
+    });
+  });
+});
