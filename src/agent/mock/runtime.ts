@@ -52,14 +52,20 @@ function threadDirectives(sessionId: string, given: Directive[]): Directive[] {
     'mock-threads',
     `${sessionId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`,
   );
-  if (given.length > 0) {
-    if (!existsSync(file)) {
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, JSON.stringify(given));
+  // The memory is a convenience: a workspace it cannot write to (another user's) or a
+  // damaged file must not fail the turn, only lose the replay.
+  try {
+    if (given.length > 0) {
+      if (!existsSync(file)) {
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(file, JSON.stringify(given));
+      }
+      return given;
     }
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Directive[]) : [];
+  } catch {
     return given;
   }
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Directive[]) : [];
 }
 
 async function main(): Promise<number> {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -262,5 +262,13 @@ describe('the mock thread memory', () => {
     expect(finals).toEqual(['Added the greeting.', 'Added the greeting.']);
     // Another session in the same workspace remembers nothing of the first.
     expect(await sessionTurns(ws, ['Continue where you left off.'])).toEqual(['done']);
+  });
+
+  it('a workspace the memory cannot be written to does not fail the turn (another host user made it)', async () => {
+    const ws = path.join(root, `ws-${++n}`);
+    mkdirSync(ws);
+    // A file where the memory's folder would go: creating it fails as it does without permission.
+    writeFileSync(path.join(ws, '.orchestrator'), '');
+    expect(await sessionTurns(ws, ['Task.\n!ok fine'])).toEqual(['fine']);
   });
 });
