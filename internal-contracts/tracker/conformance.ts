@@ -63,6 +63,8 @@ export interface TrackerFixture {
   readBack(): Promise<SeedSnapshot>;
   /** Damages the backing data so reads must fail with tracker_payload_error; omit when the store cannot be damaged. */
   corrupt?(): Promise<void>;
+  /** Sets an issue's state in the store behind the tracker's back (as an operator would); omit when the store cannot. */
+  setStateDirectly?(id: string, state: string): Promise<void>;
   /** Releases everything setup created. */
   cleanup(): Promise<void>;
 }
@@ -293,6 +295,31 @@ export function describeTrackerConformance(name: string, harness: TrackerHarness
         const labels = stored(await fixture.readBack(), 'id-1').labels.map((l) => l.toLowerCase());
         expect(labels.sort()).toEqual(['backend', 'bug', 'urgent']);
         expect((await tracker.fetchIssueById('id-1')).labels.sort()).toEqual(['backend', 'bug', 'urgent']);
+      });
+
+      it('a write to one issue leaves every other issue in the store as it was', async () => {
+        const before = await fixture.readBack();
+        await tracker.transitionIssue('id-1', 'In Progress');
+        await tracker.commentIssue('id-1', 'working on it');
+        await tracker.addLabel('id-1', 'urgent');
+        const others = (snapshot: SeedSnapshot) => snapshot.issues.filter((issue) => issue.id !== 'id-1');
+        expect(others(await fixture.readBack())).toEqual(others(before));
+      });
+
+      it('a change made in the store behind the tracker is seen by the next read, even right after a write', async (ctx) => {
+        if (fixture.setStateDirectly === undefined) {
+          ctx.skip();
+          return;
+        }
+        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
+        await tracker.commentIssue('id-2', 'noted');
+        await fixture.setStateDirectly('id-1', 'Done');
+        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-2']);
+        expect((await tracker.fetchIssueById('id-1')).state.toLowerCase()).toBe('done');
+        await fixture.setStateDirectly('id-1', 'Todo');
+        expect(await tracker.fetchIssueStatesByIds(['id-1'])).toEqual([
+          { id: 'id-1', identifier: 'KEY-1', state: 'Todo' },
+        ]);
       });
 
       it('every write to an unknown id is tracker_not_found', async () => {

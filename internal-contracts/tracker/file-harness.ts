@@ -6,7 +6,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse, parseDocument, stringify } from 'yaml';
 import type { TrackerSettings } from '../../src/domain/tracker.js';
 import { trackerKind } from '../../src/tracker/registry.js';
 import '../../src/tracker/kinds.js';
@@ -87,6 +87,19 @@ export function fileTrackerHarness(format: FileHarnessFormat): TrackerHarness {
               })),
             })),
           };
+        },
+        async setStateDirectly(id: string, state: string) {
+          // In place (same inode), as an editor saving over the file would, with no pause before it.
+          const text = await readFile(path, 'utf8');
+          const doc = parseDocument(text);
+          const list = asList(doc.toJS());
+          const index = list.findIndex((issue) => issue.id === id);
+          if (index === -1) throw new Error(`issue ${id} is not in the file`);
+          doc.setIn(format === 'json' ? [index, 'state'] : ['issues', index, 'state'], state);
+          await writeFile(
+            path,
+            format === 'json' ? `${JSON.stringify(doc.toJS(), null, 2)}\n` : doc.toString(),
+          );
         },
         async corrupt() {
           await writeFile(path, format === 'json' ? '[{"id": "id-1",\n' : 'issues:\n  - id: [unclosed\n');

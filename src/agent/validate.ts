@@ -11,6 +11,10 @@ import { agentKind } from './registry.js';
 export interface AgentCheckInput {
   command: string | null;
   maxTokens: number;
+  /** The resolved tracker token ('' when none). */
+  trackerToken?: string;
+  /** The environment the kind's credential variables are read from. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Every issue with a known kind's block; with `agent` set, also the rules for the active kind. */
@@ -30,6 +34,19 @@ export function checkAgentSettings(
       code: 'agent.command.missing',
       message: `agent kind "${kind}" has no default command: set agent.command`,
       path: ['agent', 'command'],
+    });
+  }
+  // The agent gets its kind's credential variables, and never a variable holding the tracker
+  // token: a token that is both cannot honour both rules, so it is refused, not guessed.
+  const token = agent.trackerToken ?? '';
+  const env = agent.env ?? {};
+  const shared = token === '' ? [] : runtime.credentialEnv.filter((name) => env[name] === token);
+  if (shared.length > 0) {
+    issues.push({
+      severity: 'error',
+      code: 'agent.credential.tracker_token',
+      message: `the tracker token is also the value of ${shared.join(', ')}, which agent kind "${kind}" receives as its credential; give the tracker and the agent separate tokens`,
+      path: ['tracker', 'api_key'],
     });
   }
   const blocking = runtime.sessionResumeBlockedBy?.(options) ?? null;

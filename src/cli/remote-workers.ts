@@ -16,6 +16,8 @@ export interface RemoteWorkersParams {
   config: ServiceConfig;
   env: NodeJS.ProcessEnv;
   agentEnv: Record<string, string>;
+  /** The service's owner tag, for the hooks' environment (the agents get it through `agentEnv`). */
+  ownerTag?: string;
   onHook: (event: { hook: string; issueIdentifier: string; result: HookResult }) => void;
   warn: (message: string, fields: Record<string, unknown>) => void;
   /** Whether an old-named workspace on a host was the issue's own. */
@@ -46,6 +48,7 @@ export function createRemoteWorkers(params: RemoteWorkersParams): RemoteWorkers 
           hooks: params.config.hooks,
           onHook: params.onHook,
           ownsLegacy: params.ownsLegacy,
+          ownerTag: params.ownerTag,
         });
         managers.set(host, manager);
       }

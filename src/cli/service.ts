@@ -101,8 +101,7 @@ export async function runService(
   }
   const tag = ownerTag(config.dbPath);
   const orphans = killOrphans(tag);
-  if (orphans.length > 0)
-    log.warn({ pids: orphans }, 'killed agent processes left by an earlier orchestrator');
+  if (orphans.length > 0) log.warn({ pids: orphans }, 'killed processes left by an earlier orchestrator');
 
   const version = packageVersion();
   let orchestrator: Orchestrator | null = null;
@@ -155,6 +154,7 @@ export async function runService(
     baseEnv: process.env,
     onHook,
     ownsLegacy: (issueId, path) => store.onlyIssueUsedWorkspace(issueId, path),
+    ownerTag: tag,
   });
   // Built even without hosts, so a reload that adds `worker.ssh_hosts` takes effect.
   const remote = createRemoteWorkers({
@@ -162,6 +162,7 @@ export async function runService(
     config,
     env: process.env,
     agentEnv: remoteAgentEnvironment(process.env, kind.runtime.credentialEnv, config.worker.forwardEnv, tag),
+    ownerTag: tag,
     onHook,
     warn: (message, fields) => log.warn({ ...fields }, message),
   });
@@ -244,6 +245,7 @@ export async function runService(
         host: bind.host,
         port,
         portExplicit: options.port !== undefined || config.server.portExplicit,
+        allowedHosts: config.server.allowedHosts,
         log,
         dashboard: dashboardPage,
       },
@@ -257,7 +259,8 @@ export async function runService(
     server = started.server;
   }
 
-  const shutdown = async () => {
+  /** Stops everything; 1 when results the database never took were lost (the log names them), else 0. */
+  const shutdown = async (): Promise<number> => {
     await service.stop();
     await remote.close();
     await server?.close();
@@ -265,21 +268,37 @@ export async function runService(
     store.close();
     log.info({}, 'orchestrator stopped');
     log.flush();
+    return service.unrecordedWrites() > 0 ? 1 : 0;
   };
 
+  // Recovery at start writes to the store; a failure there ends the process with exit 1
+  // instead of leaving a server up with nothing behind it.
+  const startService = (autoTick: boolean): boolean => {
+    try {
+      service.start({ autoTick });
+      return true;
+    } catch (error) {
+      err(`orchestrator run: ${error instanceof Error ? error.message : String(error)}\n`);
+      return false;
+    }
+  };
   if (options.once) {
-    service.start({ autoTick: false });
+    if (!startService(false)) {
+      await shutdown();
+      return 1;
+    }
     await service.tick();
     await service.idle();
-    await shutdown();
-    return 0;
+    return shutdown();
   }
   if (options.untilIdle === true) {
-    service.start();
+    if (!startService(true)) {
+      await shutdown();
+      return 1;
+    }
     await service.tick();
     while (!service.settled()) await new Promise((resolve) => setTimeout(resolve, 250));
-    await shutdown();
-    return 0;
+    return shutdown();
   }
 
   return new Promise<number>((resolve) => {
@@ -292,10 +311,10 @@ export async function runService(
         process.exit(1);
       }
       log.info({ signal }, 'shutting down: no new dispatches, cancelling running sessions');
-      void shutdown().then(() => resolve(0));
+      void shutdown().then(resolve);
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    service.start();
+    if (!startService(true)) void shutdown().then(() => resolve(1));
   });
 }

@@ -32,8 +32,10 @@ export const AGENT_ERROR_KINDS = [
 export type AgentErrorKind = (typeof AGENT_ERROR_KINDS)[number];
 
 export const WORKER_ERROR_KINDS = [
-  /** A workspace hook failed or timed out, or the workspace could not be written. */
+  /** A workspace hook failed or timed out. */
   'workspace_hook_failed',
+  /** The workspace could not be created or read (permissions, a read-only or full file system). */
+  'workspace_io_failed',
   /** The workspace path is unusable (bad key, escape, symlink, conflict). */
   'workspace_invalid',
   /** The workspace directory is in use by another issue's live session; tried again later. */
@@ -79,6 +81,7 @@ export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
   credential_unverified: 'release',
   usage_limit: 'wait_for_reset',
   workspace_hook_failed: 'retry',
+  workspace_io_failed: 'retry',
   workspace_invalid: 'release',
   workspace_busy: 'retry',
   prompt_render_failed: 'release',

@@ -89,6 +89,6 @@ export interface RemoteHost {
   probe(): Promise<{ ok: true } | RemoteFailure>;
   /** Starts a long-running command (an agent) in `cwd`. */
   launch(params: RemoteLaunchParams): Promise<{ ok: true; process: RemoteProcess } | RemoteFailure>;
-  /** Runs a script to completion (hooks, workspace creation and removal). */
+  /** Runs a script to completion (hooks, workspace creation and removal); what it left in its group is killed. */
   run(params: RemoteScriptParams): Promise<{ ok: true; result: RemoteScriptResult } | RemoteFailure>;
 }

@@ -127,6 +127,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
       },
     });
   snapshotGauge('sessions_running', 'Agent sessions running now.', (s) => s.running.length);
+  snapshotGauge(
+    'store_available',
+    '1 while the database takes writes, 0 while it refuses them (nothing new is dispatched then).',
+    (s) => (s.store.available ? 1 : 0),
+  );
+  snapshotGauge(
+    'store_pending_writes',
+    'Results kept in memory because the database refused to write them.',
+    (s) => s.store.pendingWrites,
+  );
   snapshotGauge('sessions_retrying', 'Issues waiting in the retry queue now.', (s) => s.retries.length);
   snapshotGauge(
     'sessions_held',

@@ -6,7 +6,15 @@
  */
 import type { ProofStore } from '../agent/core/verify-credential.js';
 import type { AgentKind } from '../agent/registry.js';
-import { addCounts, formatDollars, isZero, subtractByModel, subtractCounts } from '../agent/usage/index.js';
+import {
+  addCounts,
+  formatDollars,
+  isZero,
+  maxByModel,
+  maxCounts,
+  subtractByModel,
+  subtractCounts,
+} from '../agent/usage/index.js';
 import type { AgentAdapter, AgentEvent, TokenCounts, TurnResult, UsageProvenance } from '../domain/agent.js';
 import { ZERO_TOKENS } from '../domain/agent.js';
 import { type ErrorKind, type HoldRelease, holdRelease, TrackerError } from '../domain/errors.js';
@@ -24,6 +32,7 @@ import type {
   Clock,
   Logger,
   OrchestratorStore,
+  PendingTransition,
   Pricing,
   RemoteWorkers,
   RetryEntry,
@@ -33,9 +42,12 @@ import type {
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
 import { stateClassifier } from './states.js';
 import { runWorker, type WorkerOutcome } from './worker.js';
+import { isStoreFault, type StoreStatus, WriteBacklog } from './write-backlog.js';
 
 /** How long shutdown waits for workers to finish their after_run hooks and records. */
 const SHUTDOWN_DRAIN_MS = 30_000;
+/** How often writes the database refused are tried again. */
+export const STORE_RETRY_MS = 2_000;
 const HOST_LOCAL = 'local';
 const RECONCILE_ACTIONS: Record<'terminal' | 'inactive' | 'missing', ReconcileAction> = {
   terminal: 'stop_terminal',
@@ -106,6 +118,8 @@ export interface OrchestratorSnapshot {
   held: HeldEntry[];
   /** SSH hosts: configured ones and removed ones still running sessions; [] when all runs here. */
   hosts: HostStatus[];
+  /** Whether the database takes writes; while it does not, nothing new is dispatched. */
+  store: StoreStatus;
   /** The latest rate limit per agent kind and limit id the sessions reported; [] before any. */
   rateLimits: AgentRateLimit[];
 }
@@ -142,6 +156,13 @@ export class Orchestrator {
       workflow: Workflow;
     }
   >();
+  /** Writes the database refused, replayed in order every STORE_RETRY_MS until it takes them. */
+  private readonly backlog = new WriteBacklog();
+  private storeRetryTimer: unknown = null;
+  /** Transitions decided at a run's end that the tracker has not confirmed yet; their issues stay claimed. */
+  private readonly pendingTransitions = new Map<string, PendingTransition>();
+  /** Per open run: the usage its events already added to the budget and totals. */
+  private readonly counted = new Map<number, { usage: TokenCounts; byModel: Record<string, TokenCounts> }>();
   /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
   private readonly inFlight = new Set<Promise<void>>();
   private tickTimer: unknown = null;
@@ -230,6 +251,59 @@ export class Orchestrator {
     this.onChange();
   }
 
+  /**
+   * A store write that must not be lost: made now, or, when the database refuses it (a full
+   * disk, a read-only file), kept in order with the others and replayed until it is taken.
+   */
+  private write(what: string, write: () => void): void {
+    const wasAvailable = this.backlog.available;
+    if (this.backlog.submit(what, write, this.deps.clock.nowMs())) return;
+    this.storeTrouble(wasAvailable);
+  }
+
+  /** A refusal of a write that cannot wait, or of a read the tick needed. */
+  private storeRefused(error: unknown): void {
+    if (!isStoreFault(error)) throw error;
+    const wasAvailable = this.backlog.available;
+    this.backlog.refused(error, this.deps.clock.nowMs());
+    this.storeTrouble(wasAvailable);
+  }
+
+  private storeTrouble(wasAvailable: boolean): void {
+    if (wasAvailable) {
+      const status = this.backlog.status();
+      this.deps.log.error(
+        { code: 'store_unavailable', error: status.lastError },
+        'the database refused a write: no new dispatches; results are kept in memory and written when it takes them again',
+      );
+      this.onChange();
+    }
+    this.armStoreRetry();
+  }
+
+  private armStoreRetry(): void {
+    if (this.storeRetryTimer !== null || this.stopping) return;
+    this.storeRetryTimer = this.deps.clock.setTimeout(() => {
+      this.storeRetryTimer = null;
+      const waiting = this.backlog.status().pendingWrites;
+      if (!this.backlog.flush(this.deps.clock.nowMs())) {
+        this.armStoreRetry();
+        return;
+      }
+      this.deps.log.info(
+        { writes: waiting },
+        'the database takes writes again; everything kept was recorded',
+      );
+      this.onChange();
+      this.requestRefresh();
+    }, STORE_RETRY_MS);
+  }
+
+  /** Writes still unrecorded (0 when the store took everything); read at shutdown. */
+  unrecordedWrites(): number {
+    return this.backlog.status().pendingWrites;
+  }
+
   /** Restores what a crash left (open runs, the retry queue) and, unless told not to, starts ticking. */
   start(options: { autoTick?: boolean } = {}): void {
     const { store, clock, log } = this.deps;
@@ -238,6 +312,10 @@ export class Orchestrator {
     for (const entry of store.loadRetries()) {
       this.claimed.add(entry.issueId);
       this.armRetry(entry);
+    }
+    for (const pending of store.loadPendingTransitions()) {
+      this.claimed.add(pending.issueId);
+      this.pendingTransitions.set(pending.issueId, pending);
     }
     this.autoTick = options.autoTick !== false;
     this.scheduleTick(0);
@@ -287,9 +365,16 @@ export class Orchestrator {
   /** Runs one tick now (also used by `--once`); concurrent calls share one tick. */
   tick(): Promise<void> {
     if (this.ticking === null) {
-      this.ticking = this.runTick().finally(() => {
-        this.ticking = null;
-      });
+      this.ticking = this.runTick()
+        .catch((error: unknown) => {
+          // A database that cannot even be read this tick: reported, and the next tick tries again.
+          this.storeRefused(error);
+          this.ticks += 1;
+          this.onChange();
+        })
+        .finally(() => {
+          this.ticking = null;
+        });
     }
     return this.ticking;
   }
@@ -322,6 +407,16 @@ export class Orchestrator {
       new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DRAIN_MS).unref()),
     ]);
     await this.ticking;
+    if (this.storeRetryTimer !== null) this.deps.clock.clearTimeout(this.storeRetryTimer);
+    this.storeRetryTimer = null;
+    // One last try: what the database still refuses is named in the log, not lost silently.
+    if (!this.backlog.flush(this.deps.clock.nowMs())) {
+      const status = this.backlog.status();
+      this.deps.log.error(
+        { code: 'store_unavailable', writes: status.pendingWrites, error: status.lastError },
+        'stopping with writes the database never took; they are lost',
+      );
+    }
   }
 
   /** A snapshot of running sessions, the retry queue and counters, for the API and metrics. */
@@ -342,6 +437,7 @@ export class Orchestrator {
       maxConcurrentAgents: this.deps.workflow.current().config.agent.maxConcurrentAgents,
       hosts: this.hosts.status(),
       rateLimits: this.rateLimits.list(),
+      store: this.backlog.status(),
     };
   }
 
@@ -376,6 +472,7 @@ export class Orchestrator {
     } catch (error) {
       fetchError = error;
     }
+    await this.completePendingTransitions();
     // Reconciled before anything is dispatched; the candidates already carry the state of
     // every running issue that is still active, so only the others cost a tracker read.
     await this.reconcile(candidates ?? []);
@@ -388,6 +485,12 @@ export class Orchestrator {
       return;
     }
     this.refreshHeld(candidates);
+    if (!this.backlog.available) {
+      this.ticks += 1;
+      this.observe({ type: 'tick', result: 'error', durationMs: clock.nowMs() - tickStartMs, candidates: 0 });
+      this.onChange();
+      return;
+    }
     // One query per tick, not one per candidate: a large tracker has thousands of candidates.
     const exhausted = new Set(this.deps.store.exhaustedIssues().map((b) => b.issueId));
     const runningByState: Record<string, number> = {};
@@ -533,9 +636,17 @@ export class Orchestrator {
 
   private async exhaust(issueId: string, identifier: string, limit: string, detail: string): Promise<void> {
     const { store, clock, log, tracker } = this.deps;
-    store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString());
-    // True exactly once per exhaustion: the issue gets one comment, not one per tick.
-    if (!store.markExhaustionReported(issueId)) return;
+    let firstReport: boolean;
+    try {
+      store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString());
+      // True exactly once per exhaustion: the issue gets one comment, not one per tick.
+      firstReport = store.markExhaustionReported(issueId);
+    } catch (error) {
+      // Checked again at the next admission, once the database takes writes.
+      this.storeRefused(error);
+      return;
+    }
+    if (!firstReport) return;
     log.warn({ issue_id: issueId, issue_identifier: identifier, limit, detail }, 'issue budget exhausted');
     this.observe({ type: 'budget_exhausted', issueId, limit });
     await tracker
@@ -566,6 +677,7 @@ export class Orchestrator {
         { issue_id: issue.id, issue_identifier: issue.identifier, error: describe(error) },
         'dispatch failed',
       );
+      if (isStoreFault(error)) this.storeRefused(error);
     }
   }
 
@@ -582,17 +694,29 @@ export class Orchestrator {
     const remote = this.deps.remote;
     const onHost = hostName === null || remote === undefined ? null : { remote, host: remote.host(hostName) };
     this.claimed.add(issue.id);
-    const runId = store.startRun({
-      issueId: issue.id,
-      identifier: issue.identifier,
-      // Runs count from 1: a first run is run 1, its first retry run 2.
-      attempt: (attempt ?? 0) + 1,
-      host,
-      agentKind: workflow.config.agent.kind,
-      workspace: '',
-      startedAt: new Date(startedAtMs).toISOString(),
+    // The run, the session it spends and the started counter are one write: a kill between
+    // them would leave the counter short of the runs.
+    const runId = store.transaction(() => {
+      const id = store.startRun({
+        issueId: issue.id,
+        identifier: issue.identifier,
+        // Runs count from 1: a first run is run 1, its first retry run 2.
+        attempt: (attempt ?? 0) + 1,
+        host,
+        agentKind: workflow.config.agent.kind,
+        workspace: '',
+        startedAt: new Date(startedAtMs).toISOString(),
+      });
+      store.addIssueSpend(issue.id, { sessions: 1, tokens: 0, costMicroUsd: 0 });
+      store.addTotals({
+        tokens: ZERO_TOKENS,
+        costMicroUsd: 0,
+        secondsRunning: 0,
+        runsStarted: 1,
+        runsFinished: 0,
+      });
+      return id;
     });
-    store.addIssueSpend(issue.id, { sessions: 1, tokens: 0, costMicroUsd: 0 });
     const controller = new AbortController();
     const entry: RunningEntry = {
       issue,
@@ -616,13 +740,6 @@ export class Orchestrator {
     this.running.set(issue.id, entry);
     if (hostName !== null) this.hosts.take(hostName);
     this.totals.dispatches += 1;
-    store.addTotals({
-      tokens: ZERO_TOKENS,
-      costMicroUsd: 0,
-      secondsRunning: 0,
-      runsStarted: 1,
-      runsFinished: 0,
-    });
     log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt, host }, 'dispatching');
     this.observe({ type: 'dispatched', issue, attempt, host });
     const budgetBefore = store.issueBudget(issue.id);
@@ -643,19 +760,21 @@ export class Orchestrator {
         onEvent: (event) => this.onEvent(entry, event),
         onWorkspace: (path) => {
           entry.workspace = path;
-          store.setRunWorkspace(runId, path);
+          this.write('run workspace', () => store.setRunWorkspace(runId, path));
         },
         onTurnStart: (turn) => {
           entry.turn = turn;
           this.onChange();
         },
         onTurn: (record) => {
-          store.recordTurn(runId, record.turn, record.startedAt, {
-            ...record.result,
-            endedAt: record.endedAt,
-            errorKind: record.errorKind,
-            error: record.error,
-          });
+          this.write('turn', () =>
+            store.recordTurn(runId, record.turn, record.startedAt, {
+              ...record.result,
+              endedAt: record.endedAt,
+              errorKind: record.errorKind,
+              error: record.error,
+            }),
+          );
           entry.turn = record.turn;
           entry.provenance = record.result.usageProvenance;
           entry.costMicroUsd = this.deps.pricing(record.result.usage, record.result.reportedAmounts);
@@ -726,13 +845,12 @@ export class Orchestrator {
         this.deps.log.info({ ...fields, session_id: event.sessionId }, 'agent session started');
       }
       entry.sessionId = event.sessionId;
-      this.deps.store.saveSession(
-        entry.issue.id,
-        event.sessionId,
-        this.deps.workflow.current().config.agent.kind,
-      );
+      const { sessionId } = event;
+      const kind = this.deps.workflow.current().config.agent.kind;
+      this.write('session', () => this.deps.store.saveSession(entry.issue.id, sessionId, kind));
     }
     if (event.type === 'token_usage') {
+      this.countProgress(entry, event.usage, event.usageByModel);
       this.observeTokens(entry, event.usage, event.usageByModel, event.model);
       entry.usage = event.usage;
       entry.usageByModel = event.usageByModel;
@@ -749,6 +867,25 @@ export class Orchestrator {
       this.deps.log.debug({ ...fields, event: event.type, message: event.message }, 'agent event');
     }
     this.observe({ type: 'agent_event', issue: entry.issue, event });
+  }
+
+  /**
+   * Writes a run's usage so far and adds what is new of it to the issue's budget and the
+   * totals at once, so tokens spent by a turn that never ends (the service killed mid-turn)
+   * still count. A write the database refuses waits in the backlog like every other.
+   */
+  private countProgress(entry: RunningEntry, usage: TokenCounts, byModel: Record<string, TokenCounts>): void {
+    const counted = this.counted.get(entry.runId) ?? { usage: ZERO_TOKENS, byModel: {} };
+    const next = { usage: maxCounts(usage, counted.usage), byModel: maxByModel(byModel, counted.byModel) };
+    const delta = subtractCounts(next.usage, counted.usage);
+    if (isZero(delta)) return;
+    const { runId } = entry;
+    const issueId = entry.issue.id;
+    this.write('run usage', () =>
+      this.deps.store.recordRunProgress(runId, issueId, { ...next, usageByModel: next.byModel, delta }),
+    );
+    this.counted.set(entry.runId, next);
+    this.totals.tokens = addCounts(this.totals.tokens, delta);
   }
 
   /** Reports what a session used since its previous usage event, per model. */
@@ -780,8 +917,18 @@ export class Orchestrator {
       if (exit.type !== 'failed') this.hosts.markUp(entry.host);
       else void this.checkHost(entry.host, exit.kind === 'host_unreachable' ? exit.message : null);
     }
-    const usage = outcome.lastResult?.usage ?? ZERO_TOKENS;
-    const cost = outcome.lastResult ? this.deps.pricing(usage, outcome.lastResult.reportedAmounts) : 0;
+    // What the run's events already counted stays counted; the exit adds only the rest, and
+    // the run keeps the larger of the two figures (a turn cut off mid-way has no result).
+    const counted = this.counted.get(entry.runId) ?? { usage: ZERO_TOKENS, byModel: {} };
+    this.counted.delete(entry.runId);
+    const usage = maxCounts(outcome.lastResult?.usage ?? ZERO_TOKENS, counted.usage);
+    const usageByModel = maxByModel(outcome.lastResult?.usageByModel ?? {}, counted.byModel);
+    const newUsage = subtractCounts(usage, counted.usage);
+    const cost = outcome.lastResult
+      ? this.deps.pricing(usage, outcome.lastResult.reportedAmounts)
+      : isZero(usage)
+        ? 0
+        : this.deps.pricing(usage, []);
     const endedMs = clock.nowMs();
     let exit: WorkerExit = outcome.exit;
     if (exit.type === 'cancelled' && entry.cancelReason === null) {
@@ -805,6 +952,9 @@ export class Orchestrator {
     // The run's end and its retry (or release) commit together, before any tracker call:
     // a crash in between can then lose neither the run's outcome nor its retry.
     const retry = plan.actions.find((a): a is Extract<ExitAction, { type: 'retry' }> => a.type === 'retry');
+    const transition = plan.actions.find(
+      (a): a is Extract<ExitAction, { type: 'transition' }> => a.type === 'transition',
+    );
     const retryEntry: RetryEntry | null =
       retry === undefined || entry.cancelReason === 'shutdown'
         ? null
@@ -818,32 +968,46 @@ export class Orchestrator {
             previousHost: entry.host,
             sessionId: retry.sessionId,
           };
-    store.transaction(() => {
-      store.finishRun(entry.runId, {
-        exitKind: plan.kind,
-        errorKind: exit.type === 'failed' ? (exit.kind ?? null) : null,
-        error: exit.type === 'failed' ? exit.message : exit.type === 'budget_exhausted' ? exit.detail : null,
-        turns: exit.turns,
-        sessionId: exit.sessionId,
-        usage,
-        usageByModel: outcome.lastResult?.usageByModel ?? {},
-        costMicroUsd: cost,
-        provenance: outcome.lastResult?.usageProvenance ?? 'unmeasured',
-        unaccountedTurns: outcome.unaccountedTurns,
-        endedAt: new Date(endedMs).toISOString(),
-      });
-      store.addIssueSpend(issue.id, { sessions: 0, tokens: usage.totalTokens, costMicroUsd: cost ?? 0 });
-      store.addTotals({
-        tokens: usage,
-        costMicroUsd: cost ?? 0,
-        secondsRunning: Math.max(0, Math.round((endedMs - entry.startedAtMs) / 1000)),
-        runsStarted: 0,
-        runsFinished: 1,
-      });
-      if (retryEntry !== null) store.saveRetry(retryEntry);
-      else if (entry.cancelReason !== 'shutdown') store.deleteRetry(issue.id);
-    });
-    this.totals.tokens = addCounts(this.totals.tokens, usage);
+    this.write('run end', () =>
+      store.transaction(() => {
+        store.finishRun(entry.runId, {
+          exitKind: plan.kind,
+          errorKind: exit.type === 'failed' ? (exit.kind ?? null) : null,
+          error:
+            exit.type === 'failed' ? exit.message : exit.type === 'budget_exhausted' ? exit.detail : null,
+          turns: exit.turns,
+          sessionId: exit.sessionId,
+          usage,
+          usageByModel,
+          costMicroUsd: cost,
+          provenance: outcome.lastResult?.usageProvenance ?? 'unmeasured',
+          unaccountedTurns: outcome.unaccountedTurns,
+          endedAt: new Date(endedMs).toISOString(),
+        });
+        store.addIssueSpend(issue.id, { sessions: 0, tokens: newUsage.totalTokens, costMicroUsd: cost ?? 0 });
+        store.addTotals({
+          tokens: newUsage,
+          costMicroUsd: cost ?? 0,
+          secondsRunning: Math.max(0, Math.round((endedMs - entry.startedAtMs) / 1000)),
+          runsStarted: 0,
+          runsFinished: 1,
+        });
+        if (retryEntry !== null) store.saveRetry(retryEntry);
+        else if (entry.cancelReason !== 'shutdown') store.deleteRetry(issue.id);
+        // The handoff (or blocked move) is decided here and written before the tracker is
+        // asked: a crash before the tracker write is then completed at the next start instead
+        // of finished work being dispatched again.
+        if (transition !== undefined) {
+          store.savePendingTransition({
+            issueId: issue.id,
+            identifier: issue.identifier,
+            state: transition.state,
+            purpose: transition.purpose,
+          });
+        }
+      }),
+    );
+    this.totals.tokens = addCounts(this.totals.tokens, newUsage);
     this.totals.costMicroUsd += cost ?? 0;
     // The slot is free now (the claim still guards the issue until its release): refill it
     // without waiting for the handoff writes below or the polling interval.
@@ -902,16 +1066,12 @@ export class Orchestrator {
     const fields = { issue_id: issue.id, issue_identifier: issue.identifier };
     switch (action.type) {
       case 'transition':
-        await tracker
-          .transitionIssue(issue.id, action.state)
-          .then(() => {
-            this.observe({ type: 'transition', purpose: action.purpose, result: 'success' });
-            log.info({ ...fields, state: action.state }, 'issue transitioned');
-          })
-          .catch((error: unknown) => {
-            this.observe({ type: 'transition', purpose: action.purpose, result: 'error' });
-            log.warn({ ...fields, state: action.state, error: describe(error) }, 'transition failed');
-          });
+        await this.transition({
+          issueId: issue.id,
+          identifier: issue.identifier,
+          state: action.state,
+          purpose: action.purpose,
+        });
         return;
       case 'comment':
         await tracker
@@ -940,7 +1100,8 @@ export class Orchestrator {
         }
         return;
       case 'release':
-        this.release(issue.id);
+        // An unconfirmed handoff keeps the claim: the issue is still active in the tracker.
+        if (!this.pendingTransitions.has(issue.id)) this.release(issue.id);
         return;
       case 'mark_exhausted':
         await this.exhaust(issue.id, issue.identifier, action.limit, action.detail);
@@ -948,8 +1109,63 @@ export class Orchestrator {
     }
   }
 
+  /**
+   * Asks the tracker for a decided transition. Confirmed: the pending record goes. Failed:
+   * it stays pending (and the issue claimed) and is tried again at the next tick.
+   */
+  private async transition(pending: PendingTransition): Promise<boolean> {
+    const { tracker, log, store } = this.deps;
+    const fields = { issue_id: pending.issueId, issue_identifier: pending.identifier, state: pending.state };
+    try {
+      await tracker.transitionIssue(pending.issueId, pending.state);
+    } catch (error) {
+      this.pendingTransitions.set(pending.issueId, pending);
+      this.observe({ type: 'transition', purpose: pending.purpose, result: 'error' });
+      log.warn(
+        { ...fields, error: describe(error) },
+        'transition failed; it is tried again at the next tick',
+      );
+      return false;
+    }
+    this.pendingTransitions.delete(pending.issueId);
+    this.observe({ type: 'transition', purpose: pending.purpose, result: 'success' });
+    log.info(fields, 'issue transitioned');
+    // Were it lost, the record is checked against the tracker at the next start and dropped.
+    this.write('pending transition', () => store.deletePendingTransition(pending.issueId));
+    return true;
+  }
+
+  /**
+   * Completes transitions decided before a crash or refused by the tracker. An issue that
+   * is no longer active was moved (by this transition before the crash, or by a person)
+   * and is left where it is; an active one is moved now. Either way the claim is released.
+   */
+  private async completePendingTransitions(): Promise<void> {
+    const waiting = [...this.pendingTransitions.values()].filter((p) => !this.running.has(p.issueId));
+    if (waiting.length === 0) return;
+    const { config } = this.deps.workflow.current();
+    const classify = stateClassifier(config.tracker);
+    let states: Map<string, string>;
+    try {
+      const readings = await this.deps.tracker.fetchIssueStatesByIds(waiting.map((p) => p.issueId));
+      states = new Map(readings.map((r) => [r.id, r.state]));
+    } catch (error) {
+      this.deps.log.warn({ error: describe(error) }, 'checking pending transitions failed; will try again');
+      return;
+    }
+    for (const pending of waiting) {
+      const state = states.get(pending.issueId);
+      const moved = state === undefined || classify(state) !== 'active';
+      if (moved) {
+        this.pendingTransitions.delete(pending.issueId);
+        this.write('pending transition', () => this.deps.store.deletePendingTransition(pending.issueId));
+      } else if (!(await this.transition(pending))) continue;
+      this.release(pending.issueId);
+    }
+  }
+
   private release(issueId: string): void {
-    this.deps.store.deleteRetry(issueId);
+    this.write('retry', () => this.deps.store.deleteRetry(issueId));
     const queued = this.retries.get(issueId);
     if (queued) this.deps.clock.clearTimeout(queued.timer);
     this.retries.delete(issueId);
@@ -962,7 +1178,7 @@ export class Orchestrator {
    * A wait for a free slot is not a new retry and is not reported as one.
    */
   private scheduleRetry(entry: RetryEntry, report = true): void {
-    this.deps.store.saveRetry(entry);
+    this.write('retry', () => this.deps.store.saveRetry(entry));
     this.claimed.add(entry.issueId);
     this.deps.log.info(
       {
@@ -996,8 +1212,24 @@ export class Orchestrator {
   private async fireRetry(issueId: string): Promise<void> {
     const queued = this.retries.get(issueId);
     if (queued === undefined || this.stopping) return;
+    // While the database refuses writes nothing starts: the retry waits in memory, as saved.
+    if (!this.backlog.available) {
+      this.armRetry({ ...queued.entry, dueAtMs: this.deps.clock.nowMs() + STORE_RETRY_MS });
+      return;
+    }
+    try {
+      await this.fireDueRetry(issueId, queued.entry);
+    } catch (error) {
+      this.storeRefused(error);
+      if (!this.retries.has(issueId) && !this.running.has(issueId)) {
+        this.armRetry({ ...queued.entry, dueAtMs: this.deps.clock.nowMs() + STORE_RETRY_MS });
+      }
+      this.onChange();
+    }
+  }
+
+  private async fireDueRetry(issueId: string, entry: RetryEntry): Promise<void> {
     this.retries.delete(issueId);
-    const { entry } = queued;
     const { config } = this.deps.workflow.current();
     const reschedule = (error: string, reason: RetryReason = 'timer') =>
       this.scheduleRetry({
@@ -1075,7 +1307,7 @@ export class Orchestrator {
       this.onChange();
       return;
     }
-    this.deps.store.deleteRetry(issueId);
+    this.write('retry', () => this.deps.store.deleteRetry(issueId));
     // Failure retries are saved without a session, so only continuations resume one.
     this.dispatchSafely(issue, entry.attempt, entry.sessionId, host);
   }

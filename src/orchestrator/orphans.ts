@@ -1,14 +1,16 @@
 /**
- * Agents left running by an orchestrator that was killed: their process groups
- * are detached on purpose, so they survive it. Every agent carries an owner tag
- * in its environment; a starting orchestrator kills every process group that
- * carries its own tag, so an issue never has two live agents after a restart.
+ * Agents and hooks left running by an orchestrator that was killed: their process
+ * groups are detached on purpose, so they survive it. Every agent and every hook
+ * carries an owner tag in its environment, and so does anything they start, even a
+ * process that left the group; a starting orchestrator kills every process group
+ * that carries its own tag, so an issue never has two live agents, or two of its
+ * hooks, after a restart.
  */
 import { createHash } from 'node:crypto';
 import { processesWithEnv, readProcStat, sendSignal } from '../agent/core/process/proc-table.js';
+import { OWNER_ENV } from '../domain/owner.js';
 
-/** The variable that tags agent processes with the database they belong to. */
-export const OWNER_ENV = 'ORCHESTRATOR_OWNER';
+export { OWNER_ENV };
 
 /** The owner tag for a database path (stable across restarts of the same service). */
 export function ownerTag(dbPath: string): string {

@@ -19,7 +19,7 @@ export interface Logger {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-export type { RetryEntry, RetryReason } from '../persistence/index.js';
+export type { PendingTransition, RetryEntry, RetryReason } from '../persistence/index.js';
 
 /** A finished turn as the worker reports it. */
 export interface TurnRecord {
@@ -38,6 +38,10 @@ export type OrchestratorStore = Pick<
   | 'setRunWorkspace'
   | 'transaction'
   | 'recordTurn'
+  | 'recordRunProgress'
+  | 'savePendingTransition'
+  | 'deletePendingTransition'
+  | 'loadPendingTransitions'
   | 'finishRun'
   | 'closeInterruptedRuns'
   | 'saveRetry'

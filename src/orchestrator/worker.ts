@@ -24,7 +24,7 @@ import { type ErrorKind, TrackerError } from '../domain/errors.js';
 import type { Issue } from '../domain/issue.js';
 import type { RemoteHost } from '../domain/remote.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
-import { turnPrompt } from '../prompt/render.js';
+import { turnPromptBounded } from '../prompt/bounded-render.js';
 import { promptVariables } from '../prompt/variables.js';
 import type { Workflow } from '../workflow/load.js';
 import type { BudgetVerdict } from './budget.js';
@@ -139,9 +139,11 @@ export async function runWorker(
         ? 'host_unreachable'
         : prepared.error.kind === 'busy'
           ? 'workspace_busy'
-          : ['hook_failed', 'hook_timeout', 'io'].includes(prepared.error.kind)
-            ? 'workspace_hook_failed'
-            : 'workspace_invalid';
+          : prepared.error.kind === 'io'
+            ? 'workspace_io_failed'
+            : prepared.error.kind === 'hook_failed' || prepared.error.kind === 'hook_timeout'
+              ? 'workspace_hook_failed'
+              : 'workspace_invalid';
     return failed(kind, prepared.error.message);
   }
   const workspace = prepared.workspace.path;
@@ -204,7 +206,8 @@ export async function runWorker(
           maxTurns,
           workspacePath: workspace,
         });
-        const rendered = turnPrompt(template, vars);
+        // Bounded: a runaway template must not freeze the API and the other workers.
+        const rendered = await turnPromptBounded(template, vars);
         if (!rendered.ok) {
           return failed('prompt_render_failed', rendered.diagnostics.map((d) => d.message).join('; '));
         }

@@ -17,6 +17,8 @@ export const PERSISTENCE_ERROR_CODES = [
   'busy',
   /** The disk refused a read or write (full, I/O error, read-only file). */
   'io_failed',
+  /** The database opened but cannot be written (a read-only file, directory or file system). */
+  'read_only',
   /** A write broke a key, a type or a foreign key: a bug in the caller. */
   'constraint',
   /** The run is unknown or already finished. */

@@ -28,6 +28,7 @@ export {
   DEFAULT_BUSY_TIMEOUT_MS,
   type OpenStoreOptions,
   openStore,
+  type PendingTransition,
   type ProofTable,
   Store,
 } from './store.js';

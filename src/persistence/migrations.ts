@@ -128,9 +128,21 @@ CREATE TABLE totals (
 INSERT INTO totals (id, updated_at) VALUES (1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
 `;
 
+/** Tracker transitions decided at a run's end and not yet confirmed by the tracker. */
+const MIGRATION_2 = `
+CREATE TABLE pending_transitions (
+  issue_id   TEXT PRIMARY KEY NOT NULL,
+  identifier TEXT NOT NULL,
+  state      TEXT NOT NULL,
+  purpose    TEXT NOT NULL CHECK (purpose IN ('handoff', 'blocked')),
+  created_at TEXT NOT NULL
+) STRICT;
+`;
+
 /** Every migration this build knows, in order. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'runs, turns, retry queue, sessions, proofs, budgets, totals', sql: MIGRATION_1 },
+  { version: 2, name: 'pending tracker transitions', sql: MIGRATION_2 },
 ]);
 
 /** The schema version this build writes. */

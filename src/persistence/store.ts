@@ -115,11 +115,38 @@ export function openStore(filePath: string, options: OpenStoreOptions = {}): Sto
     db.pragma('foreign_keys = ON');
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
     const report = migrate(db, { path: shownPath, nowIso: () => new Date(nowMs()).toISOString() });
+    if (!memory) assertWritable(db, shownPath);
     return new Store(db, shownPath, report, nowMs);
   } catch (error) {
     db.close();
     if (error instanceof PersistenceError) throw error;
     throw toPersistenceError(error, shownPath, 'open');
+  }
+}
+
+/**
+ * Proves the open database takes a write, rolled back at once. SQLite opens a file it
+ * cannot write read-only without a word, and migrations write nothing to an up-to-date
+ * schema, so without this a read-only database failed only at the first run's record,
+ * after the service had started serving.
+ */
+function assertWritable(db: Database.Database, filePath: string): void {
+  const version = db.pragma('user_version', { simple: true });
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.pragma(`user_version = ${Number(version)}`);
+  } catch (error) {
+    const code = sqliteCode(error);
+    if (code !== null && (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_PERM')) {
+      throw new PersistenceError(
+        'read_only',
+        `${filePath}: the database cannot be written (a read-only file, directory or file system)`,
+        { cause: error },
+      );
+    }
+    throw toPersistenceError(error, filePath, 'write check');
+  } finally {
+    if (db.inTransaction) db.exec('ROLLBACK');
   }
 }
 
@@ -155,6 +182,23 @@ function prepareStatements(db: Database.Database) {
       `UPDATE runs SET turns = MAX(turns, @turn), session_id = COALESCE(NULLIF(@sessionId, ''), session_id),
          input_tokens = @inputTokens, output_tokens = @outputTokens, cache_read_tokens = @cacheReadTokens,
          cache_write_tokens = @cacheWriteTokens, total_tokens = @totalTokens, usage_by_model = @usageByModel
+       WHERE id = @runId AND ended_at IS NULL`,
+    ),
+    savePendingTransition: db.prepare<PendingTransition & { createdAt: string }>(
+      `INSERT INTO pending_transitions (issue_id, identifier, state, purpose, created_at)
+       VALUES (@issueId, @identifier, @state, @purpose, @createdAt)
+       ON CONFLICT (issue_id) DO UPDATE SET identifier = excluded.identifier, state = excluded.state,
+         purpose = excluded.purpose, created_at = excluded.created_at`,
+    ),
+    deletePendingTransition: db.prepare<[string]>('DELETE FROM pending_transitions WHERE issue_id = ?'),
+    pendingTransitions: db.prepare<
+      [],
+      { issue_id: string; identifier: string; state: string; purpose: string }
+    >('SELECT issue_id, identifier, state, purpose FROM pending_transitions ORDER BY created_at, issue_id'),
+    setRunUsage: db.prepare<CountParams & { runId: number; usageByModel: string }>(
+      `UPDATE runs SET input_tokens = @inputTokens, output_tokens = @outputTokens,
+         cache_read_tokens = @cacheReadTokens, cache_write_tokens = @cacheWriteTokens,
+         total_tokens = @totalTokens, usage_by_model = @usageByModel
        WHERE id = @runId AND ended_at IS NULL`,
     ),
     finishRun: db.prepare<FinishRunParams>(
@@ -282,6 +326,14 @@ interface StartRunParams {
   sessionId: string | null;
   workspace: string;
   startedAt: string;
+}
+
+/** A tracker transition the owner decided and has not yet seen succeed. */
+export interface PendingTransition {
+  issueId: string;
+  identifier: string;
+  state: string;
+  purpose: 'handoff' | 'blocked';
 }
 
 interface CountParams {
@@ -463,6 +515,54 @@ export class Store {
       const users = this.#sql.workspaceUsers.all(workspace).map((r) => r.issue_id);
       return users.length === 1 && users[0] === issueId;
     });
+  }
+
+  /**
+   * Records an open run's usage so far and adds `delta` (what is new since the last call)
+   * to the issue's budget and the totals, in one write: spend counts as it arrives, so a
+   * run that never finishes (a kill mid-turn) is still in its issue's budget and the totals.
+   */
+  recordRunProgress(
+    runId: number,
+    issueId: string,
+    progress: { usage: TokenCounts; usageByModel: Record<string, TokenCounts>; delta: TokenCounts },
+  ): void {
+    this.transaction(() => {
+      this.#guard('record run progress', () => {
+        const changes = this.#sql.setRunUsage.run({
+          runId,
+          ...countParams(progress.usage),
+          usageByModel: byModelJson(progress.usageByModel),
+        }).changes;
+        if (changes === 0) throw this.#notOpen(runId);
+      });
+      this.addIssueSpend(issueId, { sessions: 0, tokens: progress.delta.totalTokens, costMicroUsd: 0 });
+      this.addTotals({ tokens: progress.delta });
+    });
+  }
+
+  /** Records a tracker transition decided at a run's end, before it is attempted (replaces the issue's earlier one). */
+  savePendingTransition(pending: PendingTransition): void {
+    this.#guard('save pending transition', () => {
+      this.#sql.savePendingTransition.run({ ...pending, createdAt: this.#nowIso() });
+    });
+  }
+
+  /** Forgets the issue's pending transition once the tracker confirmed it. */
+  deletePendingTransition(issueId: string): void {
+    this.#guard('delete pending transition', () => this.#sql.deletePendingTransition.run(issueId));
+  }
+
+  /** Transitions decided and not yet confirmed, oldest first (recovery completes them). */
+  loadPendingTransitions(): PendingTransition[] {
+    return this.#guard('load pending transitions', () =>
+      this.#sql.pendingTransitions.all().map((r) => ({
+        issueId: r.issue_id,
+        identifier: r.identifier,
+        state: r.state,
+        purpose: r.purpose === 'blocked' ? 'blocked' : 'handoff',
+      })),
+    );
   }
 
   /** Closes an open run with its outcome. Throws `run_not_open` for an unknown or finished run. */

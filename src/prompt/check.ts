@@ -5,8 +5,8 @@
  */
 
 import type { Diagnostic } from '../domain/diagnostic.js';
-import { dedupeDiagnostics, type PromptOrigin } from './diagnose.js';
-import { STRICT_CONDITION_ENGINE } from './engine.js';
+import { dedupeDiagnostics, type PromptOrigin, RENDER_LIMIT_CODE } from './diagnose.js';
+import { LOOP_RENDER_LIMITS, STRICT_CONDITION_ENGINE } from './engine.js';
 import { renderPrompt } from './render.js';
 import { compilePrompt, compileWith } from './template.js';
 import { type PromptVariables, promptVariables, SAMPLE_ISSUE } from './variables.js';
@@ -39,10 +39,13 @@ export function checkTemplate(source: string, origin: PromptOrigin): Diagnostic[
   const strictFindings: Diagnostic[] = [];
   const strict = compileWith(STRICT_CONDITION_ENGINE, source, origin);
   for (const vars of sampleTurns()) {
-    const rendered = renderPrompt(compiled.template, vars);
+    const rendered = renderPrompt(compiled.template, vars, LOOP_RENDER_LIMITS);
     if (!rendered.ok) errors.push(...rendered.diagnostics);
+    // This runs on the event loop (validate, every reload): a template that hit a limit once
+    // is not rendered again, so a runaway one costs one limit, not four.
+    if (errors.some((d) => d.code === RENDER_LIMIT_CODE)) break;
     if (strict.ok) {
-      const strictRendered = renderPrompt(strict.template, vars);
+      const strictRendered = renderPrompt(strict.template, vars, LOOP_RENDER_LIMITS);
       if (!strictRendered.ok) strictFindings.push(...strictRendered.diagnostics);
     }
   }

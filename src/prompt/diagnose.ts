@@ -6,6 +6,7 @@
 
 import { LiquidError } from 'liquidjs';
 import type { Diagnostic } from '../domain/diagnostic.js';
+import type { RenderLimits } from './engine.js';
 
 /** Where a prompt body begins in its file (1-based), so positions can be translated back. */
 export interface PromptOrigin {
@@ -32,9 +33,30 @@ export function translatePosition(
   };
 }
 
-/** Diagnostics for anything thrown by Liquid (or by anything else) while parsing or rendering. */
-export function diagnosticsFromError(err: unknown, origin: PromptOrigin, phase: LiquidPhase): Diagnostic[] {
-  return dedupeDiagnostics(flatten(err).map((leaf) => diagnosticFromLeaf(leaf, origin, phase)));
+/**
+ * Diagnostics for anything thrown by Liquid (or by anything else) while parsing or rendering;
+ * `limits` are the ones the render ran under, named when it hit one.
+ */
+export function diagnosticsFromError(
+  err: unknown,
+  origin: PromptOrigin,
+  phase: LiquidPhase,
+  limits?: RenderLimits,
+): Diagnostic[] {
+  return dedupeDiagnostics(flatten(err).map((leaf) => diagnosticFromLeaf(leaf, origin, phase, limits)));
+}
+
+/** The code of a render stopped by one of its limits. */
+export const RENDER_LIMIT_CODE = 'template.render_limit';
+
+/** A render stopped at its time limit, by Liquid's own check or by stopping its thread. */
+export function renderTimeLimitDiagnostic(
+  origin: PromptOrigin,
+  position: { line: number; column: number },
+  limitMs: number,
+): Diagnostic {
+  const message = `template render stopped after its limit of ${limitMs} ms (a loop or a filter over a huge range?)`;
+  return error(RENDER_LIMIT_CODE, message, origin, position);
 }
 
 /** Drops exact repeats (a loop body fails once per iteration), keeping first-seen order. */
@@ -64,10 +86,25 @@ function errorsOf(err: unknown): unknown[] | null {
 const UNDEFINED_VARIABLE = /^undefined variable: (.*)$/s;
 const UNDEFINED_FILTER = /^undefined filter: (.*)$/s;
 const PARTIAL_LOOKUP = /^ENOENT: Failed to lookup "(.*)" in /s;
+// Liquid's own wording when a render passes `renderLimit` or `memoryLimit`.
+const TIME_LIMIT_HIT = 'template render limit exceeded';
+const MEMORY_LIMIT_HIT = 'memory alloc limit exceeded';
 
-function diagnosticFromLeaf(err: unknown, origin: PromptOrigin, phase: LiquidPhase): Diagnostic {
+function diagnosticFromLeaf(
+  err: unknown,
+  origin: PromptOrigin,
+  phase: LiquidPhase,
+  limits: RenderLimits | undefined,
+): Diagnostic {
   const position = positionOf(err, origin);
   const raw = rawMessage(err);
+  if (limits !== undefined && raw === TIME_LIMIT_HIT) {
+    return renderTimeLimitDiagnostic(origin, position, limits.timeMs);
+  }
+  if (limits !== undefined && raw === MEMORY_LIMIT_HIT) {
+    const message = `template render stopped: it built more than ${limits.memoryUnits} characters or list items, its limit`;
+    return error(RENDER_LIMIT_CODE, message, origin, position);
+  }
   const variable = UNDEFINED_VARIABLE.exec(raw)?.[1];
   if (variable !== undefined) {
     return error(

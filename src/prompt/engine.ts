@@ -6,11 +6,31 @@
 
 import { Liquid, type LiquidOptions } from 'liquidjs';
 
-/** Longest a single prompt render may take before it is abandoned as a runaway loop. */
-export const PROMPT_RENDER_LIMIT_MS = 5_000;
+/** What one render may spend; Liquid checks both as it goes and fails the render past either. */
+export interface RenderLimits {
+  /** Wall time the render may run. */
+  timeMs: number;
+  /** What the render may allocate, in characters and list items as Liquid counts them. */
+  memoryUnits: number;
+}
 
-/** Rough cap (in characters/items, as Liquid counts them) on what one render may allocate. */
-export const PROMPT_MEMORY_LIMIT_UNITS = 16 * 1024 * 1024;
+/**
+ * Limits of a render made on the event loop: `validate`, every reload (against the small sample
+ * issue) and the first attempt at each turn's prompt. A real prompt needs a fraction of either;
+ * a render that needs more holds the loop for no longer than this before it is refused or, for a
+ * turn, handed to the render thread (bounded-render.ts).
+ */
+export const LOOP_RENDER_LIMITS: RenderLimits = { timeMs: 50, memoryUnits: 256 * 1024 };
+
+/**
+ * Limits of a turn's render on the render thread. Off the loop they can leave room for a large
+ * issue; the thread is also stopped shortly after `timeMs`, since one filter call over a huge
+ * list runs to its end before Liquid looks at the clock again.
+ */
+export const RUN_RENDER_LIMITS: RenderLimits = { timeMs: 2_000, memoryUnits: 16 * 1024 * 1024 };
+
+/** Longest template accepted by the parser, in characters (the workflow file's own limit is 1 MiB). */
+export const PROMPT_PARSE_LIMIT_CHARS = 1024 * 1024;
 
 const BASE_OPTIONS: LiquidOptions = {
   strictVariables: true,
@@ -20,8 +40,9 @@ const BASE_OPTIONS: LiquidOptions = {
   catchAllErrors: true,
   // `{% include %}`, `{% render %}` and `{% layout %}` resolve against this empty map, so they fail.
   templates: {},
-  renderLimit: PROMPT_RENDER_LIMIT_MS,
-  memoryLimit: PROMPT_MEMORY_LIMIT_UNITS,
+  parseLimit: PROMPT_PARSE_LIMIT_CHARS,
+  renderLimit: RUN_RENDER_LIMITS.timeMs,
+  memoryLimit: RUN_RENDER_LIMITS.memoryUnits,
   // A fixed locale keeps renders identical across machines and skips loading Intl at start-up.
   locale: 'en-US',
 };

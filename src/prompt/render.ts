@@ -6,6 +6,7 @@
 
 import type { Diagnostic } from '../domain/diagnostic.js';
 import { diagnosticsFromError } from './diagnose.js';
+import { LOOP_RENDER_LIMITS, type RenderLimits } from './engine.js';
 import type { PromptTemplate } from './template.js';
 import type { PromptVariables } from './variables.js';
 
@@ -21,13 +22,24 @@ export const DEFAULT_CONTINUATION_PROMPT =
   'Continue working on the issue from where you left off; the task is earlier in this conversation. ' +
   'When the work is complete, finish with a final message summarising what you did.';
 
-/** Renders the template with the given variables; never throws. */
-export function renderPrompt(template: PromptTemplate, vars: PromptVariables): RenderResult {
+/**
+ * Renders the template with the given variables on the calling thread, within `limits` (by
+ * default those fit for the event loop); never throws. A turn's prompt goes through
+ * `turnPromptBounded`, which moves a render that needs more to the render thread.
+ */
+export function renderPrompt(
+  template: PromptTemplate,
+  vars: PromptVariables,
+  limits: RenderLimits = LOOP_RENDER_LIMITS,
+): RenderResult {
   try {
-    const text: unknown = template.engine.renderSync(template.parsed, vars);
+    const text: unknown = template.engine.renderSync(template.parsed, vars, {
+      renderLimit: limits.timeMs,
+      memoryLimit: limits.memoryUnits,
+    });
     return { ok: true, text: typeof text === 'string' ? text : String(text) };
   } catch (err) {
-    return { ok: false, diagnostics: diagnosticsFromError(err, template.origin, 'render') };
+    return { ok: false, diagnostics: diagnosticsFromError(err, template.origin, 'render', limits) };
   }
 }
 
@@ -38,10 +50,17 @@ export function renderPrompt(template: PromptTemplate, vars: PromptVariables): R
  * guidance or renders blank, else the render.
  */
 export function turnPrompt(template: PromptTemplate, vars: PromptVariables): RenderResult {
-  if (vars.run.is_continuation && template.continuation === 'guidance') {
-    return { ok: true, text: DEFAULT_CONTINUATION_PROMPT };
-  }
-  const rendered = renderPrompt(template, vars);
+  if (sendsGuidance(template, vars)) return { ok: true, text: DEFAULT_CONTINUATION_PROMPT };
+  return blankContinuationAsGuidance(renderPrompt(template, vars), vars);
+}
+
+/** True when a continuation turn sends the built-in guidance without rendering. */
+export function sendsGuidance(template: PromptTemplate, vars: PromptVariables): boolean {
+  return vars.run.is_continuation && template.continuation === 'guidance';
+}
+
+/** A continuation render that came out blank becomes the guidance, so the agent is never sent "". */
+export function blankContinuationAsGuidance(rendered: RenderResult, vars: PromptVariables): RenderResult {
   if (rendered.ok && vars.run.is_continuation && rendered.text.trim() === '') {
     return { ok: true, text: DEFAULT_CONTINUATION_PROMPT };
   }

@@ -8,8 +8,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../orchestrator/ports.js';
+import { isLoopbackAddress } from '../workflow/server-hosts.js';
 import type { ServerSources } from './ports.js';
 import { Api } from './routes.js';
+
+export { isLoopbackAddress } from '../workflow/server-hosts.js';
 
 /** The port the service listens on when neither the workflow nor the CLI names one. */
 export const DEFAULT_PORT = 7678;
@@ -26,6 +29,8 @@ export interface StartOptions {
   port: number;
   /** True when the operator chose the port (workflow `server.port` or `--port`): busy is then an error. */
   portExplicit: boolean;
+  /** `server.allowed_hosts`: host names requests may name besides loopback ones ([] when not set). */
+  allowedHosts?: readonly string[];
   log: Logger;
   /** The dashboard page for a CSP nonce. */
   dashboard: (nonce: string) => string;
@@ -65,11 +70,14 @@ export async function startServer(sources: ServerSources, options: StartOptions)
     return { ok: true, server: null };
   }
   const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const loopback = isLoopbackAddress(host);
+  const allowedHosts = options.allowedHosts ?? [];
   const api = new Api({
     sources,
     log,
     dashboard: options.dashboard,
-    loopbackOnly: isLoopbackAddress(host),
+    // Bound to loopback, only loopback names are answered; elsewhere the operator's list decides.
+    allowedHosts: loopback || allowedHosts.length > 0 ? new Set(allowedHosts) : null,
     pushIntervalMs: SSE_PUSH_INTERVAL_MS,
     pingIntervalMs: options.ssePingMs ?? SSE_PING_MS,
   });
@@ -119,6 +127,14 @@ export async function startServer(sources: ServerSources, options: StartOptions)
   const bound = (server.address() as AddressInfo).port;
   const url = `http://${bracket(host)}:${bound}`;
   log.info({ addr: url }, 'http server listening');
+  if (!loopback) {
+    log.warn(
+      { addr: url, allowed_hosts: allowedHosts },
+      allowedHosts.length === 0
+        ? 'http server reachable from other machines with no authentication, answering any Host name: set server.allowed_hosts, or bind 127.0.0.1 behind a proxy'
+        : 'http server reachable from other machines with no authentication; requests naming other hosts than server.allowed_hosts are refused',
+    );
+  }
   let closing: Promise<void> | null = null;
   return {
     ok: true,
@@ -135,12 +151,6 @@ export async function startServer(sources: ServerSources, options: StartOptions)
       },
     },
   };
-}
-
-/** True for a bind address only this machine can reach. */
-export function isLoopbackAddress(host: string): boolean {
-  const name = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
 function bracket(host: string): string {

@@ -55,10 +55,11 @@ export interface ApiOptions {
   /** The dashboard page for a nonce (the CSP allows only scripts carrying it). */
   dashboard: (nonce: string) => string;
   /**
-   * Accept only requests whose Host header names a loopback address. Set when the server is
-   * bound to loopback, so a web page cannot reach it through a DNS name rebound to 127.0.0.1.
+   * Host names a request's Host header may name besides loopback ones; null accepts any. Set
+   * whenever the server is bound to loopback or `server.allowed_hosts` is given, so a web page
+   * cannot reach the API through a DNS name rebound to the server's address.
    */
-  loopbackOnly: boolean;
+  allowedHosts: ReadonlySet<string> | null;
   /** At most one event-stream state push per this many ms. */
   pushIntervalMs: number;
   /** Event-stream keep-alive comment interval. */
@@ -135,8 +136,11 @@ export class Api {
     const method = req.method ?? 'GET';
     // Bodies are never read: drain whatever a client sends so the connection can be reused.
     req.resume();
-    if (this.options.loopbackOnly && !isLoopbackHost(req.headers.host)) {
-      out.error(403, 'host_not_allowed', 'this server answers only to a loopback host name');
+    if (!hostAllowed(req.headers.host, this.options.allowedHosts)) {
+      const names = this.options.allowedHosts?.size
+        ? 'a loopback host name or one in server.allowed_hosts'
+        : 'a loopback host name';
+      out.error(403, 'host_not_allowed', `this server answers only to ${names}`);
       return;
     }
     const url = requestUrl(req.url ?? '/');
@@ -219,6 +223,7 @@ export class Api {
       uptimeMs: sources.nowMs() - sources.startedAtMs,
       checks: {
         database: check(() => sources.store.ping()),
+        store_writes: check(() => snapshot !== null && snapshot.store.available),
         first_tick: check(() => snapshot !== null && snapshot.ticks > 0),
         workflow: check(() => sources.config().tracker.kind !== ''),
         draining: check(() => snapshot !== null && !snapshot.draining),
@@ -379,12 +384,20 @@ function classify(error: unknown): { status: number; code: ApiErrorCode; message
 /** True for a Host header naming a loopback address (or no Host header: HTTP/1.0). */
 export function isLoopbackHost(header: string | undefined): boolean {
   if (header === undefined) return true;
-  const name = (
-    header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] ?? '')
-  )
-    .toLowerCase()
-    .replace(/\.$/, '');
-  return name === 'localhost' || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
+  const name = hostNameOf(header);
+  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+/** True when the Host header is loopback, or in `allowed` (null: any Host is accepted). */
+export function hostAllowed(header: string | undefined, allowed: ReadonlySet<string> | null): boolean {
+  if (allowed === null || isLoopbackHost(header)) return true;
+  return header !== undefined && allowed.has(hostNameOf(header));
+}
+
+/** The name a Host header gives, as allowed hosts are written: lower case, no port, brackets or trailing dot. */
+function hostNameOf(header: string): string {
+  const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : (header.split(':')[0] ?? '');
+  return name.toLowerCase().replace(/\.$/, '');
 }
 
 /** True unless the request carries an Origin other than the server it was sent to. */

@@ -144,6 +144,15 @@ export interface StateView {
   held: HeldView[];
   /** SSH hosts with their sessions, cap and down state; [] when sessions run on this machine. */
   ssh_hosts: HostView[];
+  /** Whether the database takes writes; while it does not, nothing new is dispatched. */
+  store: {
+    available: boolean;
+    /** When it stopped taking writes; null while available. */
+    unavailable_since: string | null;
+    /** Results kept in memory until it takes them. */
+    pending_writes: number;
+    last_error: string | null;
+  };
   totals: {
     dispatches_since_start: number;
     runs_started: number;
@@ -220,7 +229,7 @@ export interface ReadinessView {
   status: Check;
   version: string;
   uptime_seconds: number;
-  checks: { database: Check; first_tick: Check; workflow: Check; draining: Check };
+  checks: { database: Check; store_writes: Check; first_tick: Check; workflow: Check; draining: Check };
 }
 
 /** Dollars from integer micro-dollars; null stays null (unknown, never free). */
@@ -453,6 +462,12 @@ export function stateView(input: StateInputs): StateView {
       down: h.down === null ? null : { reason: h.down.reason, retry_at: iso(h.down.untilMs) },
       configured: h.configured,
     })),
+    store: {
+      available: snapshot.store.available,
+      unavailable_since: snapshot.store.sinceMs === null ? null : iso(snapshot.store.sinceMs),
+      pending_writes: snapshot.store.pendingWrites,
+      last_error: snapshot.store.lastError,
+    },
     totals: {
       dispatches_since_start: snapshot.totals.dispatches,
       runs_started: totals.runsStarted,

@@ -4,6 +4,11 @@
  * group, stderr joined onto stdout so the output keeps its order, the head of the
  * output kept up to a cap, and a timeout or abort that kills the whole remote group
  * rather than just the shell, whose children would otherwise hold the channel open.
+ * A script leaves nothing running: once it exits, what is left in its group is
+ * killed too. sshd keeps the channel open while a background child holds its output,
+ * and the wrapper's watcher only acts on a lost connection, so without that kill such
+ * a child would hold the result back until it ended, and one that let go of the
+ * output would run on under init.
  * A working directory that cannot be entered is the `bad_cwd` failure, as for `launch`.
  * A connection lost mid-run is a result with no exit code and a note in the output:
  * the script may have done part of its work.
@@ -97,6 +102,10 @@ class ScriptRun {
   #aborted = false;
   #killed = false;
   #exit: { code: number | null; signal: string | null } | null = null;
+  /** The kill of the group's leftovers, sent once the script exited; awaited before the result. */
+  #reaped: Promise<void> | null = null;
+  /** True when a process outside the group still held the channel after the leftovers were killed. */
+  #abandoned = false;
   #closed = false;
   readonly #closedPromise: Promise<void>;
   readonly #timer: NodeJS.Timeout | undefined;
@@ -112,6 +121,7 @@ class ScriptRun {
       this.#exit = { code: code ?? null, signal: signal ?? null };
       // Over: a timeout or abort from here on must not relabel the result.
       this.dispose();
+      this.#reapLeftovers();
     });
     this.#closedPromise = new Promise((resolve) => {
       channel.once('close', () => {
@@ -154,11 +164,14 @@ class ScriptRun {
     this.#pid = pid;
     for (const chunk of this.#stderrBeforeStart.splice(0)) this.output.push(chunk);
     if (this.#timedOut || this.#aborted) this.#kill();
+    if (this.#exit !== null) this.#reapLeftovers();
     this.channel.on('data', (chunk: Buffer) => this.output.push(chunk));
     this.channel.resume();
     await this.#closedPromise;
     this.dispose();
+    await this.#reaped;
     const notes: string[] = [];
+    if (this.#abandoned) notes.push('[a background process kept the output open; stopped reading]');
     if (this.#timedOut) {
       notes.push(`[script timed out after ${this.params.timeoutMs} ms; its remote process group was killed]`);
     }
@@ -180,6 +193,18 @@ class ScriptRun {
     await Promise.race([this.#closedPromise, new Promise((resolve) => setTimeout(resolve, SCRIPT_DRAIN_MS))]);
     if (!this.#closed) this.channel.close();
     return Buffer.concat(this.#stderrBeforeStart).toString('utf8').trim().slice(0, 2_000);
+  }
+
+  /** Kills what the exited script left in its group; once, as soon as the pid is known. */
+  #reapLeftovers(): void {
+    if (this.#pid === null || this.#reaped !== null || this.#killed) return;
+    this.#reaped = killRemoteGroup(this.context.connections, this.#pid);
+    // A child that left the group escapes that kill and could hold the channel open.
+    setTimeout(() => {
+      if (this.#closed) return;
+      this.#abandoned = true;
+      this.channel.close();
+    }, SCRIPT_DRAIN_MS).unref();
   }
 
   #kill(): void {

@@ -12,6 +12,7 @@ import { splitCommandLine } from './command-line.js';
 import { type Env, type Expansion, expandAll, expandHome, expandPath, expandTargeted } from './env-vars.js';
 import { parseHostSpec } from './host-spec.js';
 import type { FrontMatter } from './schema.js';
+import { isLoopbackAddress, parseAllowedHost } from './server-hosts.js';
 
 /** The HTTP port when the workflow names none. */
 export const DEFAULT_SERVER_PORT = 7678;
@@ -65,7 +66,13 @@ export interface ServiceConfig {
   agentOptions: Record<string, unknown>;
   dbPath: string;
   /** port 0 disables the server; `portExplicit` says the operator wrote the port (a busy one is then fatal). */
-  server: { port: number; host: string; portExplicit: boolean };
+  server: {
+    port: number;
+    host: string;
+    portExplicit: boolean;
+    /** Host names (lower case, no port) requests may name besides loopback ones; [] = any, unless bound to loopback. */
+    allowedHosts: string[];
+  };
   logging: { level: 'debug' | 'info' | 'warn' | 'error'; format: 'auto' | 'json' | 'pretty' };
   worker: {
     /** `[user@]host[:port]` entries as written (trimmed, valid, de-duplicated); [] = agents run locally. */
@@ -258,6 +265,7 @@ export function buildServiceConfig(
       port: fm.server.port ?? DEFAULT_SERVER_PORT,
       host: fm.server.host.trim(),
       portExplicit: fm.server.port !== undefined,
+      allowedHosts: allowedHostList(fm.server.allowed_hosts, issues),
     },
     logging: fm.logging,
     worker: {
@@ -314,6 +322,26 @@ function sshHostList(entries: readonly string[], issues: ConfigIssue[]): string[
     if (!hosts.includes(text)) hosts.push(text);
   });
   return hosts;
+}
+
+/** The `server.allowed_hosts` entries as the server compares them; a bad one is an error at its position. */
+function allowedHostList(entries: readonly string[], issues: ConfigIssue[]): string[] {
+  const names: string[] = [];
+  entries.forEach((entry, index) => {
+    if (entry.trim() === '') return;
+    const parsed = parseAllowedHost(entry);
+    if (!parsed.ok) {
+      issues.push({
+        severity: 'error',
+        code: 'server.allowed_hosts.invalid',
+        message: `server.allowed_hosts: ${parsed.message}`,
+        path: ['server', 'allowed_hosts', index],
+      });
+      return;
+    }
+    if (!names.includes(parsed.name)) names.push(parsed.name);
+  });
+  return names;
 }
 
 function recordAt(fm: FrontMatter, key: string): Record<string, unknown> {
@@ -442,6 +470,17 @@ function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
       severity: 'error',
       code: 'server.host.invalid',
       message: `server.host must be an IP address, got "${config.server.host}"`,
+      path: ['server', 'host'],
+    });
+  } else if (
+    !isLoopbackAddress(config.server.host) &&
+    config.server.port !== 0 &&
+    config.server.allowedHosts.length === 0
+  ) {
+    issues.push({
+      severity: 'warning',
+      code: 'server.host.exposed',
+      message: `server.host ${config.server.host} lets other machines reach the HTTP API, which has no authentication, and answers any Host name (DNS rebinding): list the names clients use in server.allowed_hosts, or bind 127.0.0.1 behind a proxy`,
       path: ['server', 'host'],
     });
   }

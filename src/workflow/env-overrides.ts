@@ -57,6 +57,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: readonly str
   { variable: 'ORCHESTRATOR_DB_PATH', path: ['db_path'], as: 'path' },
   { variable: 'ORCHESTRATOR_SERVER_PORT', path: ['server', 'port'], as: 'int' },
   { variable: 'ORCHESTRATOR_SERVER_HOST', path: ['server', 'host'], as: 'string' },
+  { variable: 'ORCHESTRATOR_SERVER_ALLOWED_HOSTS', path: ['server', 'allowed_hosts'], as: 'list' },
   { variable: 'ORCHESTRATOR_LOGGING_LEVEL', path: ['logging', 'level'], as: 'string' },
   { variable: 'ORCHESTRATOR_LOGGING_FORMAT', path: ['logging', 'format'], as: 'string' },
   { variable: 'ORCHESTRATOR_WORKER_SSH_HOSTS', path: ['worker', 'ssh_hosts'], as: 'list' },

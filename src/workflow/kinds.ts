@@ -18,6 +18,13 @@ export interface KindCatalog {
   checkAgent(
     kind: string,
     options: Record<string, unknown>,
-    agent?: { command: string | null; maxTokens: number },
+    agent?: {
+      command: string | null;
+      maxTokens: number;
+      /** The resolved tracker token ('' when none). */
+      trackerToken?: string;
+      /** The environment the agent's credentials are read from. */
+      env?: Readonly<Record<string, string | undefined>>;
+    },
   ): ConfigIssue[];
 }

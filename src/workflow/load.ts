@@ -12,11 +12,13 @@ import { checkTemplate } from '../prompt/check.js';
 import { compilePrompt, type PromptTemplate } from '../prompt/template.js';
 import { buildServiceConfig, type ServiceConfig } from './config.js';
 import { parseDotenv } from './dotenv.js';
+import { duplicateKeys } from './duplicate-keys.js';
 import { applyEnvOverrides } from './env-overrides.js';
 import type { Env } from './env-vars.js';
 import { normaliseText, type Origin, splitFrontMatter } from './front-matter.js';
 import type { KindCatalog } from './kinds.js';
-import { locate, locateKey, toPosition } from './positions.js';
+import { countEntries, WORKFLOW_MAX_ENTRIES, WORKFLOW_MAX_SIZE_BYTES } from './limits.js';
+import { createLocator, keyText, type Locator, rangeStart, toPosition } from './positions.js';
 import { type FrontMatter, frontMatterSchema, knownKeys } from './schema.js';
 import { closest } from './suggest.js';
 import { schemaIssue } from './zod-issues.js';
@@ -55,6 +57,17 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   let raw: string;
   try {
     const source = options.text ?? readFileSync(file);
+    const sizeBytes = typeof source === 'string' ? Buffer.byteLength(source) : source.byteLength;
+    if (sizeBytes > WORKFLOW_MAX_SIZE_BYTES) {
+      diagnostics.push(
+        fileError(
+          file,
+          'workflow.too_large',
+          `workflow file is ${sizeBytes} bytes; the limit is ${WORKFLOW_MAX_SIZE_BYTES} bytes (1 MiB)`,
+        ),
+      );
+      return fail();
+    }
     raw = typeof source === 'string' ? source : Buffer.from(source).toString('utf8');
   } catch (error) {
     diagnostics.push(
@@ -88,14 +101,37 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   }
   const lineCounter = new LineCounter();
   let doc: Document | null = null;
+  let locator: Locator | null = null;
   let data: unknown = {};
   if (split.yaml !== null) {
-    doc = parseDocument(split.yaml, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
+    if (countEntries(split.yaml, WORKFLOW_MAX_ENTRIES) > WORKFLOW_MAX_ENTRIES) {
+      diagnostics.push({
+        ...at(file, split.yamlOrigin.line, 1),
+        severity: 'error',
+        code: 'workflow.too_large',
+        message: `front matter holds more than ${WORKFLOW_MAX_ENTRIES} keys and list items, the limit`,
+      });
+      return fail();
+    }
+    // Duplicate keys are found by duplicateKeys(): the parser's own check is quadratic in a map's size.
+    doc = parseDocument(split.yaml, { lineCounter, uniqueKeys: false, prettyErrors: false, strict: true });
     for (const e of doc.errors)
       diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, e, 'error'));
     for (const w of doc.warnings)
       diagnostics.push(yamlDiagnostic(file, lineCounter, split.yamlOrigin, w, 'warning'));
     if (doc.errors.length > 0) return fail();
+    const repeats = duplicateKeys(doc);
+    for (const pair of repeats) {
+      const pos = toPosition(lineCounter, split.yamlOrigin, rangeStart(pair.key) ?? 0);
+      diagnostics.push({
+        ...at(file, pos.line, pos.column),
+        severity: 'error',
+        code: 'workflow.yaml_duplicate_key',
+        message: `duplicate key "${keyText(pair.key)}": a key may appear only once in a map`,
+      });
+    }
+    if (repeats.length > 0) return fail();
+    locator = createLocator(doc, lineCounter, split.yamlOrigin);
     try {
       data = doc.toJS({ maxAliasCount: 100 }) ?? {};
     } catch (error) {
@@ -123,9 +159,7 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     // A value that came from an ORCHESTRATOR_* variable has no place in the file: name the variable.
     const variable = fromEnv.get(issue.path.join('.'));
     const pos =
-      doc && issue.path.length > 0 && variable === undefined
-        ? locate(doc, lineCounter, split.yamlOrigin, issue.path)
-        : null;
+      locator !== null && issue.path.length > 0 && variable === undefined ? locator.locate(issue.path) : null;
     return {
       severity: issue.severity,
       code: issue.code,
@@ -141,10 +175,11 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   diagnostics.push(...overrides.issues.map((i) => ({ ...place(i), line: null, column: null })));
   fromEnv = overrides.overridden;
 
-  if (doc) {
+  if (locator !== null) {
+    const keys = locator;
     diagnostics.push(
       ...unknownKeyWarnings(rawMap, options.kinds).map((i) => {
-        const pos = locateKey(doc, lineCounter, split.yamlOrigin, i.path as string[]);
+        const pos = keys.locateKey(i.path);
         return { ...place(i), line: pos?.line ?? null, column: pos?.column ?? null };
       }),
     );
@@ -159,7 +194,7 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     overridden: overrides.overridden,
   });
   diagnostics.push(...built.issues.map(place));
-  if (options.kinds) diagnostics.push(...kindIssues(built.config, options.kinds, rawMap).map(place));
+  if (options.kinds) diagnostics.push(...kindIssues(built.config, options.kinds, rawMap, env).map(place));
 
   if (split.body === '') {
     diagnostics.push({
@@ -251,6 +286,7 @@ function kindIssues(
   config: ServiceConfig,
   kinds: KindCatalog,
   blocks: Record<string, unknown>,
+  env: Env,
 ): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const t = config.tracker.kind;
@@ -304,6 +340,8 @@ function kindIssues(
           ? kinds.checkAgent(kind, options, {
               command: config.agent.command,
               maxTokens: config.agent.maxTokens,
+              trackerToken: config.tracker.apiKey,
+              env,
             })
           : kinds.checkAgent(kind, options)),
       );

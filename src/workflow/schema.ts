@@ -195,6 +195,8 @@ export const frontMatterSchema = z
       // No default here: a port the operator wrote must be free, the default may be busy.
       port: optionalInt({ min: 0, max: 65_535 }),
       host: stringWithDefault('127.0.0.1'),
+      // Kept as written, like worker.ssh_hosts, so a bad entry is reported at its own line.
+      allowed_hosts: z.preprocess(absentIfNull, z.array(z.string()).optional()).transform((v) => v ?? []),
     }),
     logging: section({
       level: enumWithDefault(['debug', 'info', 'warn', 'error'], 'info'),

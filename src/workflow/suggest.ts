@@ -22,10 +22,13 @@ export function editDistance(a: string, b: string): number {
 /** The closest candidate within a distance that scales with length, or null. */
 export function closest(word: string, candidates: readonly string[]): string | null {
   const limit = Math.max(2, Math.floor(word.length / 3));
+  const lower = word.toLowerCase();
   let best: string | null = null;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    // The distance is at least the difference in length: such a candidate could never be suggested.
+    if (Math.abs(candidate.length - word.length) > limit) continue;
+    const d = editDistance(lower, candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;

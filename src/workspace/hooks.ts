@@ -1,15 +1,20 @@
 /**
  * Runs workspace hooks: operator-written shell snippets that clone, install and
- * clean up. Two traps shape this module. Killing only `sh` leaves its children (a
+ * clean up. Three traps shape this module. Killing only `sh` leaves its children (a
  * `git clone`, a `sleep &`) alive and holding the output pipe, so waiting for EOF
  * can hang forever: each hook leads its own process group, a timeout or abort
  * SIGKILLs the whole group, and reading stops a short bound after the kill or the
- * shell's exit. And a hook is a shell script anyone can edit: it gets a small
- * allow-listed environment, never the orchestrator's own, so a tracker token cannot
- * leak into it.
+ * shell's exit. A hook cannot leave processes running: once its shell exits, for
+ * better or worse, whatever is still in its group is SIGKILLed, since a background
+ * child re-parented to init would otherwise outlive the run unseen (a dev server
+ * belongs to the agent or a service manager). And a hook is a shell script anyone
+ * can edit: it gets a small allow-listed environment, never the orchestrator's own,
+ * so a tracker token cannot leak into it; it does get the owner tag, so a restarted
+ * service finds a hook an earlier one left running, and any process it detached.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { OWNER_ENV } from '../domain/owner.js';
 
 /** What one hook run came to. */
 export interface HookResult {
@@ -64,8 +69,9 @@ process.once('exit', () => {
 /**
  * The restricted hook environment: the allow-listed variables of `base` that are set,
  * plus ORCHESTRATOR_ISSUE_ID, ORCHESTRATOR_ISSUE_IDENTIFIER, ORCHESTRATOR_WORKSPACE,
- * ORCHESTRATOR_ATTEMPT (null attempt = first run = '0') and ORCHESTRATOR_SSH_HOST when
- * given. NUL cannot live in an environment string and is dropped from values.
+ * ORCHESTRATOR_ATTEMPT (null attempt = first run = '0'), and ORCHESTRATOR_SSH_HOST and
+ * the owner tag when given (never an owner tag `base` holds: that one is an outer
+ * service's). NUL cannot live in an environment string and is dropped from values.
  */
 export function hookEnv(
   base: Record<string, string | undefined>,
@@ -75,6 +81,8 @@ export function hookEnv(
     workspace: string;
     attempt: number | null;
     sshHost?: string | null;
+    /** The service's owner tag (not a secret: a hash of the database path). */
+    ownerTag?: string | null;
   },
 ): Record<string, string> {
   const env: Record<string, string> = {};
@@ -89,13 +97,17 @@ export function hookEnv(
   if (vars.sshHost !== undefined && vars.sshHost !== null && vars.sshHost !== '') {
     env.ORCHESTRATOR_SSH_HOST = withoutNul(vars.sshHost);
   }
+  if (vars.ownerTag !== undefined && vars.ownerTag !== null && vars.ownerTag !== '') {
+    env[OWNER_ENV] = withoutNul(vars.ownerTag);
+  }
   return env;
 }
 
 /**
  * Runs `script` as `sh -c <script>` in its own process group with exactly `env`
- * (nothing inherited) and stdin from /dev/null. Never rejects: a failure to start,
- * a non-zero exit, a timeout and an abort all come back as a result that is not ok.
+ * (nothing inherited) and stdin from /dev/null, and kills what is left in the group
+ * when the shell exits. Never rejects: a failure to start, a non-zero exit, a timeout
+ * and an abort all come back as a result that is not ok.
  */
 export function runHook(
   script: string,
@@ -194,6 +206,10 @@ export function runHook(
       // The hook is over: a timeout or abort from here on must not relabel its result.
       clearTimeout(timeoutTimer);
       opts.signal?.removeEventListener('abort', onAbort);
+      // Background children die with it, which also frees the pipe they held. The group id
+      // cannot name another group yet: it stays taken while a member lives, and the shell
+      // was reaped within this same callback.
+      if (pgid !== undefined) killGroup(pgid);
       startDrain();
     });
     child.on('close', (code, signal) => {

@@ -47,6 +47,17 @@ type IssueRef = { id: string; identifier: string };
  */
 export type LegacyOwnerCheck = (issueId: string, path: string) => boolean;
 
+/** What both managers pass to the lifecycle besides their place. */
+export interface LifecycleOptions {
+  hooks: HooksConfig;
+  /** Called after every hook run (and for a hook refused or not run); must not throw. */
+  onHook?: HookObserver;
+  /** Whether an old-named workspace was the issue's own; absent: never adopted. */
+  ownsLegacy?: LegacyOwnerCheck;
+  /** Put in every hook's environment so a restarted service can find hooks left running; absent: none. */
+  ownerTag?: string;
+}
+
 /** prepare, afterRun, remove and existingKeys on any `WorkspacePlace`; the base of both managers. */
 export class WorkspaceLifecycle {
   readonly #place: WorkspacePlace;
@@ -57,17 +68,14 @@ export class WorkspaceLifecycle {
   /** Key → the issue whose run is using it, from `prepare` until `afterRun`. */
   readonly #live = new Map<string, IssueRef>();
   readonly #ownsLegacy: LegacyOwnerCheck | undefined;
+  readonly #ownerTag: string | null;
 
-  constructor(
-    place: WorkspacePlace,
-    hooks: HooksConfig,
-    onHook: HookObserver | undefined,
-    ownsLegacy?: LegacyOwnerCheck,
-  ) {
+  constructor(place: WorkspacePlace, options: LifecycleOptions) {
     this.#place = place;
-    this.#hooks = hooks;
-    this.#onHook = onHook;
-    this.#ownsLegacy = ownsLegacy;
+    this.#hooks = options.hooks;
+    this.#onHook = options.onHook;
+    this.#ownsLegacy = options.ownsLegacy;
+    this.#ownerTag = options.ownerTag ?? null;
   }
 
   /** The planned path for an identifier (escape-checked; how far the root is resolved is the place's affair). */
@@ -270,6 +278,7 @@ export class WorkspaceLifecycle {
       workspace: cwd,
       attempt,
       sshHost: this.#place.hostName,
+      ownerTag: this.#ownerTag,
     });
     const run = await this.#place.runHook(script, {
       cwd,

@@ -22,11 +22,13 @@ export interface WorkspaceManagerOptions {
   onHook?: HookObserver;
   /** Whether an old-named workspace was the issue's own; absent: never adopted. */
   ownsLegacy?: LegacyOwnerCheck;
+  /** The service's owner tag, put in every hook's environment for the start-up reaper; absent: none. */
+  ownerTag?: string;
 }
 
 /** Workspaces under a root on this machine. */
 export class WorkspaceManager extends WorkspaceLifecycle {
   constructor(opts: WorkspaceManagerOptions) {
-    super(new LocalPlace(opts.root, opts.baseEnv), opts.hooks, opts.onHook, opts.ownsLegacy);
+    super(new LocalPlace(opts.root, opts.baseEnv), opts);
   }
 }

@@ -22,11 +22,13 @@ export interface RemoteWorkspaceManagerOptions {
   onHook?: HookObserver;
   /** Whether an old-named workspace was the issue's own; absent: never adopted. */
   ownsLegacy?: LegacyOwnerCheck;
+  /** The service's owner tag, put in every hook's environment as agents on the host get it; absent: none. */
+  ownerTag?: string;
 }
 
 /** Workspaces under a root on one SSH worker host; `pathFor` keeps the root as configured, `prepare` returns the real path. */
 export class RemoteWorkspaceManager extends WorkspaceLifecycle {
   constructor(opts: RemoteWorkspaceManagerOptions) {
-    super(new RemotePlace(opts.host, opts.root), opts.hooks, opts.onHook, opts.ownsLegacy);
+    super(new RemotePlace(opts.host, opts.root), opts);
   }
 }

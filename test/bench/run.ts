@@ -2,7 +2,9 @@
  * Benchmarks, run by `npm run bench` (never as tests: timings on a shared
  * machine are evidence, not pass/fail). Each prints its figures and its target.
  */
+import { agentOutput } from './agent-output.js';
 import { claudeParse } from './claude-parse.js';
+import { fileTracker } from './file-tracker.js';
 import { githubPoll } from './github-poll.js';
 import { orchestratorMemory } from './orchestrator-memory.js';
 import { orchestratorThroughput } from './orchestrator-throughput.js';
@@ -16,7 +18,9 @@ const benches: Record<string, () => Promise<void> | void> = {
   'claude-parse': claudeParse,
   'orchestrator-throughput': orchestratorThroughput,
   'orchestrator-memory': orchestratorMemory,
+  'agent-output': agentOutput,
   'github-poll': githubPoll,
+  'file-tracker': fileTracker,
   'ssh-launch': sshLaunch,
 };
 

@@ -115,6 +115,21 @@ describe('orchestrator validate', () => {
     expect(strict.stdout).toContain('warning config.unknown_key');
   });
 
+  it('a server open to the network without allowed hosts is a warning, so --strict fails it', () => {
+    const exposed = path.join(dir, 'exposed.md');
+    writeFileSync(exposed, GOOD.replace('agent:', 'server:\n  host: 0.0.0.0\nagent:'));
+    const plain = runCli(['validate', exposed]);
+    expect(plain.status).toBe(0);
+    expect(plain.stdout).toContain(`${exposed}:9:9 warning server.host.exposed:`);
+    expect(runCli(['validate', exposed, '--strict']).status).toBe(1);
+    const listed = path.join(dir, 'listed.md');
+    writeFileSync(
+      listed,
+      GOOD.replace('agent:', 'server:\n  host: 0.0.0.0\n  allowed_hosts: [orchestrator.internal]\nagent:'),
+    );
+    expect(runCli(['validate', listed, '--strict']).status).toBe(0);
+  });
+
   it('a missing file is exit 1 with a coded error and no stack trace', () => {
     const r = runCli(['validate', path.join(dir, 'nope.md')]);
     expect(r.status).toBe(1);

@@ -51,7 +51,7 @@ const KILLS = Number(process.env.E2E_KILLS ?? 20);
 /** The orphans a restarted service reports having killed, with the time it says it did. */
 function orphanKills(service: ServiceHandle): { pids: number[]; atMs: number }[] {
   return service
-    .logsWith('killed agent processes left by an earlier orchestrator')
+    .logsWith('killed processes left by an earlier orchestrator')
     .map((l) => ({ pids: (l.pids as number[]) ?? [], atMs: Date.parse(l.time) }));
 }
 

@@ -46,6 +46,7 @@ function snapshot(): OrchestratorSnapshot {
     retries: [],
     held: [],
     hosts: [],
+    store: { available: true, sinceMs: null, pendingWrites: 0, lastError: null },
     ticks: 3,
     draining: false,
     totals: { dispatches: 1, tokens: { ...ZERO }, costMicroUsd: 0 },

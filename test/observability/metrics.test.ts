@@ -126,6 +126,7 @@ function snapshot(over: Partial<OrchestratorSnapshot> = {}): OrchestratorSnapsho
     retries: [],
     held: [],
     hosts: [],
+    store: { available: true, sinceMs: null, pendingWrites: 0, lastError: null },
     ticks: 0,
     draining: false,
     totals: { dispatches: 0, tokens: { ...ZERO }, costMicroUsd: 0 },

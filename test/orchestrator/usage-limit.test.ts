@@ -2,26 +2,12 @@
  * A run refused by the provider's usage limit waits for the limit's reset and is
  * not counted as a failed attempt. The timing rule is a table; the whole path
  * (adapter error → worker → exit policy → persisted retry → timer → next run) runs
- * through the real Orchestrator and a real SQLite store, with a scripted adapter,
- * a fake tracker and a clock the test moves, so hours of waiting take no time.
- * Also the book of reported rate limits the snapshot, API and gauges read.
+ * through the real Orchestrator and a real SQLite store (test/orchestrator/harness.ts),
+ * so hours of waiting take no time. Also the book of reported rate limits the
+ * snapshot, API and gauges read.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import '../../src/agent/kinds.js';
-import { agentKind } from '../../src/agent/registry.js';
-import {
-  type AgentAdapter,
-  AgentError,
-  type RateLimitWindow,
-  type TurnOutcome,
-  ZERO_TOKENS,
-} from '../../src/domain/agent.js';
-import type { AgentErrorKind } from '../../src/domain/errors.js';
-import type { Issue } from '../../src/domain/issue.js';
-import type { TrackerAdapter } from '../../src/domain/tracker.js';
+import { describe, expect, it } from 'vitest';
+import type { RateLimitWindow } from '../../src/domain/agent.js';
 import {
   failureDelayMs,
   USAGE_LIMIT_FALLBACK_DELAY_MS,
@@ -30,14 +16,9 @@ import {
   usageLimitDelayMs,
 } from '../../src/orchestrator/backoff.js';
 import { type ExitContext, planExit } from '../../src/orchestrator/exit-policy.js';
-import { Orchestrator } from '../../src/orchestrator/orchestrator.js';
-import type { Clock, RetryEntry } from '../../src/orchestrator/ports.js';
 import { MAX_LIMITS_PER_KIND, RateLimitBook } from '../../src/orchestrator/rate-limits.js';
-import { openStore, type Store } from '../../src/persistence/index.js';
-import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
-import { loadWorkflow } from '../../src/workflow/load.js';
+import { harness, type Script, T0 } from './harness.js';
 
-const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const HOUR_MS = 3_600_000;
 
 describe('usage-limit timing', () => {
@@ -158,172 +139,7 @@ describe('rate-limit book', () => {
 
 // ---------------------------------------------------------------- through the orchestrator
 
-/** A clock the test moves; timers fire when it passes them. */
-class TestClock implements Clock {
-  now = T0;
-  private next = 0;
-  readonly timers = new Map<number, { fn: () => void; atMs: number }>();
-  nowMs(): number {
-    return this.now;
-  }
-  setTimeout(fn: () => void, ms: number): unknown {
-    this.next += 1;
-    this.timers.set(this.next, { fn, atMs: this.now + ms });
-    return this.next;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  /** Moves to `atMs` and fires every timer due by then. */
-  advanceTo(atMs: number): void {
-    this.now = atMs;
-    for (const [id, timer] of [...this.timers].sort(([, a], [, b]) => a.atMs - b.atMs)) {
-      if (timer.atMs > atMs) continue;
-      this.timers.delete(id);
-      timer.fn();
-    }
-  }
-}
-
-/** What one run of the scripted adapter does: report rate limits, then end with this error (or succeed). */
-interface Script {
-  rateLimits?: { limitId: string; windows: RateLimitWindow[] };
-  error: { kind: AgentErrorKind; resetAtMs?: number | null } | null;
-}
-
-function scriptedAdapter(scripts: Script[]): AgentAdapter & { runs: number } {
-  const adapter = {
-    runs: 0,
-    startSession: async () => ({ sessionId: '', kind: 'mock' }),
-    stopSession: async () => undefined,
-    runTurn: async (
-      _session: unknown,
-      params: Parameters<AgentAdapter['runTurn']>[1],
-    ): Promise<TurnOutcome> => {
-      const script = scripts[adapter.runs] ?? { error: null };
-      adapter.runs += 1;
-      const base = { at: new Date().toISOString(), agentPid: '' };
-      if (script.rateLimits) params.onEvent({ ...base, type: 'rate_limits', ...script.rateLimits });
-      const outcome: TurnOutcome = {
-        result: {
-          sessionId: '',
-          exitReason: script.error === null ? 'turn_completed' : 'turn_failed',
-          usage: { ...ZERO_TOKENS },
-          usageByModel: {},
-          usageMeasured: false,
-          spendUnaccounted: false,
-          spendCoverable: false,
-          coversSession: false,
-          usageProvenance: 'unmeasured',
-          reportedAmounts: [],
-          finalMessage: '',
-        },
-      };
-      if (script.error !== null) {
-        outcome.error = new AgentError(script.error.kind, 'refused', {
-          resetAtMs: script.error.resetAtMs ?? null,
-        });
-      }
-      return outcome;
-    },
-  };
-  return adapter;
-}
-
-const WORKFLOW = `---
-tracker:
-  kind: file
-  active_states: [Todo]
-  terminal_states: [Done]
-  comments:
-    on_failure: true
-file:
-  path: issues.json
-agent:
-  kind: mock
-  max_turns: 1
----
-Work on {{ issue.identifier }}.
-`;
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
-function service(scripts: Script[]) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'orch-usage-limit-'));
-  const store: Store = openStore(path.join(dir, 'state.db'));
-  cleanups.push(() => {
-    store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const loaded = loadWorkflow(path.join(dir, 'WORKFLOW.md'), { env: {}, text: WORKFLOW });
-  if (!loaded.ok) throw new Error(`test workflow does not load: ${JSON.stringify(loaded.diagnostics)}`);
-  const issue: Issue = { ...SAMPLE_ISSUE, id: 'issue-1', identifier: 'ENG-1', state: 'Todo', blockedBy: [] };
-  const comments: string[] = [];
-  const tracker = {
-    fetchCandidateIssues: async () => [issue],
-    fetchIssueById: async () => ({ ...issue, comments: [] }),
-    fetchIssuesByStates: async () => [],
-    fetchIssueStatesByIds: async () => [{ id: issue.id, identifier: issue.identifier, state: issue.state }],
-    fetchIssueStatesByIdentifiers: async () => [],
-    fetchIssueComments: async () => [],
-    transitionIssue: async () => undefined,
-    commentIssue: async (_id: string, body: string) => {
-      comments.push(body);
-    },
-    addLabel: async () => undefined,
-  } satisfies TrackerAdapter;
-  const kind = agentKind('mock');
-  if (kind === undefined) throw new Error('mock is not registered');
-  const clock = new TestClock();
-  const adapter = scriptedAdapter(scripts);
-  const noop = () => undefined;
-  const orchestrator = new Orchestrator({
-    workflow: { current: () => loaded.workflow, reload: noop },
-    tracker,
-    agent: { adapter, kind },
-    workspaces: {
-      prepare: async () => ({ ok: true, workspace: { path: dir, createdNow: false } }),
-      afterRun: async () => null,
-      remove: async () => ({ removed: false, error: null }),
-      existingKeys: async () => [],
-    },
-    store,
-    // Every credential proof is fresh: this test is about what follows it.
-    proofs: { get: () => clock.nowMs(), put: noop },
-    agentEnv: {},
-    credentialValues: [],
-    pricing: () => null,
-    log: { debug: noop, info: noop, warn: noop, error: noop },
-    clock,
-  });
-  orchestrator.start({ autoTick: false });
-  cleanups.push(() => void orchestrator.stop());
-
-  /** The one queued retry, as the owner holds it and as the store persisted it. */
-  const retry = (): RetryEntry => {
-    const [queued] = orchestrator.snapshot().retries;
-    if (queued === undefined) throw new Error('no retry queued');
-    const { attempt, dueAtMs, reason } = queued;
-    expect(store.loadRetries()).toMatchObject([{ issueId: queued.issueId, attempt, dueAtMs, reason }]);
-    return queued;
-  };
-  /** Fires the queued retry at its due time and waits until its run has been handled. */
-  const fireRetry = async (): Promise<void> => {
-    const runsBefore = adapter.runs;
-    clock.advanceTo(retry().dueAtMs);
-    await vi.waitFor(() => expect(adapter.runs).toBe(runsBefore + 1), { timeout: 10_000, interval: 5 });
-    await orchestrator.idle();
-  };
-  /** The first run: one tick dispatches the issue; its exit is handled before this resolves. */
-  const firstRun = async (): Promise<void> => {
-    await orchestrator.tick();
-    await orchestrator.idle();
-  };
-  return { orchestrator, clock, retry, fireRetry, firstRun, comments, adapter };
-}
+const service = (scripts: Script[]) => harness({ scripts });
 
 describe('a usage limit through the orchestrator', () => {
   it('waits for the reported reset and never counts as a failed attempt: a later error backs off as if the limits had not happened', async () => {

@@ -18,6 +18,7 @@ const temp = useTempDirs();
 const TABLES = [
   'credential_proofs',
   'issue_budgets',
+  'pending_transitions',
   'retry_queue',
   'runs',
   'schema_migrations',
@@ -75,10 +76,13 @@ describe('migrations', () => {
   it('a new database gets every table, and each applied migration is recorded once with its time', () => {
     const file = path.join(temp.dir(), 'nested', 'deeper', 'state.db');
     const store = openStore(file, { nowMs: () => Date.parse('2025-02-03T04:05:06.789Z') });
-    expect(store.migration).toEqual({ from: 0, to: LATEST_SCHEMA_VERSION, applied: [1] });
+    const every = MIGRATIONS.map((m) => m.version);
+    expect(store.migration).toEqual({ from: 0, to: LATEST_SCHEMA_VERSION, applied: every });
     store.close();
     expect(tablesOf(file)).toEqual(TABLES);
-    expect(migrationRows(file)).toEqual([{ version: 1, applied_at: '2025-02-03T04:05:06.789Z' }]);
+    expect(migrationRows(file)).toEqual(
+      every.map((version) => ({ version, applied_at: '2025-02-03T04:05:06.789Z' })),
+    );
   });
 
   it('reopening a current database applies nothing again and keeps its data', () => {
@@ -87,10 +91,10 @@ describe('migrations', () => {
     first.saveRetry(retryEntry());
     first.close();
     const second = temp.track(openStore(file));
-    expect(second.migration).toEqual({ from: 1, to: 1, applied: [] });
+    expect(second.migration).toEqual({ from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION, applied: [] });
     expect(second.loadRetries()).toHaveLength(1);
     second.close();
-    expect(migrationRows(file).map((r) => r.version)).toEqual([1]);
+    expect(migrationRows(file).map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
   });
 
   it('a database stamped by a newer build is refused, naming both versions, and left untouched', () => {
@@ -99,17 +103,20 @@ describe('migrations', () => {
     const raw = new Database(file);
     raw
       .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
-      .run(7, '2030-01-01T00:00:00Z');
+      .run(LATEST_SCHEMA_VERSION + 5, '2030-01-01T00:00:00Z');
     raw.close();
     const before = readFileSync(file);
 
     const error = caught(() => openStore(file));
     expect(error.code).toBe('schema_too_new');
-    expect(error.message).toContain('schema version 7');
+    expect(error.message).toContain(`schema version ${LATEST_SCHEMA_VERSION + 5}`);
     expect(error.message).toContain(`up to version ${LATEST_SCHEMA_VERSION}`);
     expect(error.message).toContain(file);
     expect(readFileSync(file).equals(before)).toBe(true);
-    expect(migrationRows(file).map((r) => r.version)).toEqual([1, 7]);
+    expect(migrationRows(file).map((r) => r.version)).toEqual([
+      ...MIGRATIONS.map((m) => m.version),
+      LATEST_SCHEMA_VERSION + 5,
+    ]);
   });
 
   it('a failing migration is rolled back whole and the recorded version stays at the last good one', () => {
@@ -120,7 +127,7 @@ describe('migrations', () => {
       const broken = [
         ...MIGRATIONS,
         {
-          version: 2,
+          version: LATEST_SCHEMA_VERSION + 1,
           name: 'half-built',
           sql: 'CREATE TABLE extra (a INTEGER); SELECT nope FROM missing_table;',
         },
@@ -129,9 +136,9 @@ describe('migrations', () => {
         migrate(db, { path: file, nowIso: () => '2025-01-01T00:00:00Z', migrations: broken }),
       );
       expect(error.code).toBe('migration_failed');
-      expect(error.message).toMatch(/migration 2 \("half-built"\)/);
+      expect(error.message).toContain(`migration ${LATEST_SCHEMA_VERSION + 1} ("half-built")`);
       expect(error.message).toContain(file);
-      expect(schemaVersion(db)).toBe(1);
+      expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
       expect(db.prepare("SELECT name FROM sqlite_schema WHERE name = 'extra'").get()).toBeUndefined();
     } finally {
       db.close();
@@ -145,14 +152,33 @@ describe('migrations', () => {
     try {
       const next = [
         ...MIGRATIONS,
-        { version: 2, name: 'extra column', sql: 'ALTER TABLE sessions ADD COLUMN note TEXT' },
+        {
+          version: LATEST_SCHEMA_VERSION + 1,
+          name: 'extra column',
+          sql: 'ALTER TABLE sessions ADD COLUMN note TEXT',
+        },
       ];
       const report = migrate(db, { path: file, nowIso: () => '2025-01-01T00:00:00Z', migrations: next });
-      expect(report).toEqual({ from: 1, to: 2, applied: [2] });
+      const to = LATEST_SCHEMA_VERSION + 1;
+      expect(report).toEqual({ from: LATEST_SCHEMA_VERSION, to, applied: [to] });
       expect(migrate(db, { path: file, nowIso: () => 'x', migrations: next }).applied).toEqual([]);
     } finally {
       db.close();
     }
+  });
+
+  it('a database of version 1 (before pending transitions) is brought up to date with its data kept', () => {
+    const file = path.join(temp.dir(), 'state.db');
+    const db = new Database(file);
+    migrate(db, { path: file, nowIso: () => '2025-01-01T00:00:00Z', migrations: MIGRATIONS.slice(0, 1) });
+    db.close();
+    const store = temp.track(openStore(file));
+    expect(store.migration.from).toBe(1);
+    expect(store.migration.to).toBe(LATEST_SCHEMA_VERSION);
+    store.savePendingTransition({ issueId: 'i', identifier: 'I-1', state: 'Review', purpose: 'handoff' });
+    expect(store.loadPendingTransitions()).toEqual([
+      { issueId: 'i', identifier: 'I-1', state: 'Review', purpose: 'handoff' },
+    ]);
   });
 
   it('a file that is not a database is reported as corrupt with its path, and not overwritten', () => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -45,6 +46,33 @@ function finish(overrides: Partial<FinishRunInput> = {}): FinishRunInput {
     ...overrides,
   };
 }
+
+/** `chattr +i` (root on ext4 and most local file systems): the file cannot be written by anyone. */
+function immutable(file: string, on: boolean): boolean {
+  const result = spawnSync('chattr', [on ? '+i' : '-i', file]);
+  return result.status === 0;
+}
+const CAN_CHATTR = process.getuid?.() === 0;
+if (!CAN_CHATTR && process.env.CI === undefined)
+  console.warn('skipping the read-only database test: needs root for chattr');
+
+describe('a database that cannot be written', () => {
+  it.skipIf(!CAN_CHATTR && process.env.CI === undefined)(
+    'is refused at open with read_only, instead of failing at the first record after start-up',
+    () => {
+      const { store, file } = fileStore();
+      store.close();
+      expect(immutable(file, true)).toBe(true);
+      try {
+        const error = caught(() => openStore(file));
+        expect(error.code).toBe('read_only');
+        expect(error.message).toContain(file);
+      } finally {
+        immutable(file, false);
+      }
+    },
+  );
+});
 
 describe('connection settings', () => {
   it('a file store runs in WAL with synchronous=NORMAL, foreign keys on and the busy timeout set', () => {

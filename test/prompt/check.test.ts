@@ -67,6 +67,6 @@ describe('checkTemplate', () => {
 
   it('checking never throws on a template that would loop for a very long time', () => {
     const result = checkTemplate('{% for i in (1..100000000) %}{{ i }}{% endfor %}', ORIGIN);
-    expect(result[0]).toMatchObject({ code: 'template.render', severity: 'error' });
+    expect(result[0]).toMatchObject({ code: 'template.render_limit', severity: 'error' });
   });
 });

@@ -49,7 +49,13 @@ describe('GET /readyz', () => {
       status: 'fail',
       version: '9.8.7',
       uptime_seconds: 3600,
-      checks: { database: 'pass', first_tick: 'fail', workflow: 'pass', draining: 'pass' },
+      checks: {
+        database: 'pass',
+        store_writes: 'pass',
+        first_tick: 'fail',
+        workflow: 'pass',
+        draining: 'pass',
+      },
     });
   });
 
@@ -60,7 +66,13 @@ describe('GET /readyz', () => {
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({
       status: 'pass',
-      checks: { database: 'pass', first_tick: 'pass', workflow: 'pass', draining: 'pass' },
+      checks: {
+        database: 'pass',
+        store_writes: 'pass',
+        first_tick: 'pass',
+        workflow: 'pass',
+        draining: 'pass',
+      },
     });
   });
 
@@ -135,6 +147,7 @@ describe('GET /api/v1/state', () => {
         'running',
         'slots',
         'ssh_hosts',
+        'store',
         'tokens_by_model_since_start',
         'totals',
         'uptime_seconds',

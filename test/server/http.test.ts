@@ -8,7 +8,7 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/http.js';
 import { freePort } from '../support/ports.js';
-import { after, fakeDashboard, harness, openEvents, request, started, waitFor } from './support.js';
+import { after, fakeDashboard, getJson, harness, openEvents, request, started, waitFor } from './support.js';
 
 /** Holds a loopback port with a plain TCP listener until the test ends. */
 async function occupy(): Promise<number> {
@@ -135,5 +135,86 @@ describe('startServer', () => {
     const closingAt = Date.now();
     await s.server.close();
     expect(Date.now() - closingAt).toBeLessThan(1_000);
+  });
+});
+
+/*
+ * Until the API has tokens, a server bound beyond loopback is protected only by what is below:
+ * a warning that says so, and a Host allowlist that keeps web pages from reaching it through a
+ * DNS name rebound to its address. The server binds every interface here and is asked on
+ * 127.0.0.1 with the Host header a browser would send.
+ */
+describe('a server bound beyond loopback', () => {
+  const code = (json: Record<string, unknown>) => (json.error as Record<string, unknown>).code;
+
+  it('warns in the log that it has no authentication and answers any Host name when no allowed hosts are set', async () => {
+    const s = await started(undefined, { host: '0.0.0.0' });
+    const warning = s.lines.find((l) => l.level === 'warn');
+    expect(warning?.message).toContain('no authentication');
+    expect(warning?.message).toContain('server.allowed_hosts');
+    expect(warning?.fields).toMatchObject({ allowed_hosts: [] });
+    // The documented default without a list: no Host check (the warning is the safeguard).
+    const local = `http://127.0.0.1:${s.server.port}`;
+    expect((await request(`${local}/livez`, { headers: { host: 'anything.example' } })).status).toBe(200);
+  });
+
+  it('with allowed hosts, a request naming another host is refused 403 host_not_allowed; listed and loopback names are answered', async () => {
+    const s = await started(undefined, {
+      host: '0.0.0.0',
+      allowedHosts: ['orchestrator.internal', '10.0.0.5'],
+    });
+    const port = s.server.port;
+    const local = `http://127.0.0.1:${port}`;
+    const refused = await getJson(`${local}/api/v1/state`, { headers: { host: `rebind.example:${port}` } });
+    expect(refused.status).toBe(403);
+    expect(code(refused.json)).toBe('host_not_allowed');
+    for (const host of [
+      `orchestrator.internal:${port}`,
+      `ORCHESTRATOR.internal.:${port}`,
+      `10.0.0.5:${port}`,
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+    ]) {
+      expect((await request(`${local}/livez`, { headers: { host } })).status, host).toBe(200);
+    }
+    expect(s.lines.find((l) => l.level === 'warn')?.fields).toMatchObject({
+      allowed_hosts: ['orchestrator.internal', '10.0.0.5'],
+    });
+  });
+
+  it('a refresh from a page on another origin is refused, through a rebound name too; from an allowed origin it is accepted', async () => {
+    const s = await started(undefined, { host: '0.0.0.0', allowedHosts: ['orchestrator.internal'] });
+    const port = s.server.port;
+    const refresh = `http://127.0.0.1:${port}/api/v1/refresh`;
+    const foreign = await getJson(refresh, {
+      method: 'POST',
+      headers: { host: `orchestrator.internal:${port}`, origin: 'https://evil.example' },
+    });
+    expect(foreign.status).toBe(403);
+    expect(code(foreign.json)).toBe('origin_not_allowed');
+    // DNS rebinding: the page's own name now points here, so Origin and Host agree.
+    const rebound = await getJson(refresh, {
+      method: 'POST',
+      headers: { host: `evil.example:${port}`, origin: `http://evil.example:${port}` },
+    });
+    expect(rebound.status).toBe(403);
+    expect(code(rebound.json)).toBe('host_not_allowed');
+    expect(s.refreshCalls).toBe(0);
+    const allowed = await getJson(refresh, {
+      method: 'POST',
+      headers: { host: `orchestrator.internal:${port}`, origin: `http://orchestrator.internal:${port}` },
+    });
+    expect(allowed.status).toBe(202);
+    expect(s.refreshCalls).toBe(1);
+  });
+
+  it('bound to loopback behind a proxy, a listed name is answered as well as loopback ones', async () => {
+    const s = await started(undefined, { allowedHosts: ['orchestrator.example.com'] });
+    const port = s.server.port;
+    expect(s.lines.some((l) => l.level === 'warn')).toBe(false);
+    const listed = await request(`${s.url}/livez`, { headers: { host: 'orchestrator.example.com' } });
+    expect(listed.status).toBe(200);
+    const other = await request(`${s.url}/livez`, { headers: { host: `other.example:${port}` } });
+    expect(other.status).toBe(403);
   });
 });

@@ -317,6 +317,7 @@ export function harness(): Harness {
     maxConcurrentAgents: 3,
     held: [],
     hosts: [],
+    store: { available: true, sinceMs: null, pendingWrites: 0, lastError: null },
     rateLimits: [],
   };
   const listeners = new Set<(observation: Observation) => void>();

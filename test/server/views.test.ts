@@ -186,7 +186,13 @@ describe('stateView', () => {
 
 describe('readinessView', () => {
   it('passes only when every check passes', () => {
-    const all = { database: 'pass', first_tick: 'pass', workflow: 'pass', draining: 'pass' } as const;
+    const all = {
+      database: 'pass',
+      store_writes: 'pass',
+      first_tick: 'pass',
+      workflow: 'pass',
+      draining: 'pass',
+    } as const;
     expect(readinessView({ version: 'v', uptimeMs: 61_500, checks: all })).toEqual({
       status: 'pass',
       version: 'v',

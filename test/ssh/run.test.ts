@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { userProcesses } from '../support/ssh-session.js';
 import { pollUntil } from '../support/sshd.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 import { freshHost, hostsFor, useTestSshd } from './support.js';
 
 const USER = 'orchssh-run';
@@ -37,6 +40,8 @@ describe('run', () => {
     if (!ran.ok) throw new Error(ran.message);
     expect(ran.result).toMatchObject({ exitCode: null, timedOut: false, connectionLost: true });
     expect(ran.result.output).toContain('started');
+    // Cut off from its session, the script is killed by the wrapper's watcher (as a killed orchestrator's hook is).
+    expect(await pollUntil(() => userProcesses(ssh.user.name, /^sleep 30/).length === 0, 5_000)).toBe(true);
     const finished = await host.run({ script: 'true', cwd: null, env: {}, timeoutMs: 5_000 });
     expect(finished).toMatchObject({ ok: false, reason: 'unreachable' });
   });
@@ -90,6 +95,32 @@ describe('run', () => {
     expect(ran.result).toMatchObject({ timedOut: false, signal: 'SIGKILL', exitCode: null });
     expect(ran.result.output).toContain('aborted');
     expect(await pollUntil(() => userProcesses(USER).length === 0, 5_000)).toBe(true);
+  });
+
+  it('a background child holding the channel cannot keep a finished script from returning, and is killed', async () => {
+    const host = freshHost(ssh.sshd);
+    const ran = await Promise.race([
+      host.run({ script: 'sleep 300 & echo done', cwd: ssh.user.home, env: {}, timeoutMs: 60_000 }),
+      sleep(10_000).then(() => 'still waiting' as const),
+    ]);
+    expect(ran).not.toBe('still waiting');
+    if (ran === 'still waiting' || !ran.ok) throw new Error(`no result: ${JSON.stringify(ran)}`);
+    expect(ran.result).toMatchObject({ exitCode: 0, timedOut: false, output: 'done\n' });
+    expect(userProcesses(USER, /^sleep 300/)).toEqual([]);
+  });
+
+  it('a background child that let go of the channel does not outlive the script that started it', async () => {
+    const host = freshHost(ssh.sshd);
+    const ran = await host.run({
+      script: 'sleep 300 </dev/null >/dev/null 2>&1 & echo done',
+      cwd: ssh.user.home,
+      env: {},
+      timeoutMs: 60_000,
+    });
+    if (!ran.ok) throw new Error(ran.message);
+    expect(ran.result).toMatchObject({ exitCode: 0, output: 'done\n' });
+    // The kill was sent before the result came back; dying takes the host a moment.
+    expect(await pollUntil(() => userProcesses(USER, /^sleep 300/).length === 0, 1_000)).toBe(true);
   });
 
   it('keeps only the head of the output up to maxOutputBytes', async () => {

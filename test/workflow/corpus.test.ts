@@ -18,6 +18,7 @@ import { loadWorkflow } from '../../src/workflow/load.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVALID_DIR = path.join(ROOT, 'testdata', 'workflows', 'invalid');
 const VALID_DIR = path.join(ROOT, 'testdata', 'workflows', 'valid');
+const WARNING_DIR = path.join(ROOT, 'testdata', 'workflows', 'warning');
 const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
 
 type Env = Record<string, string>;
@@ -88,6 +89,13 @@ const INVALID: InvalidRow[] = [
     line: 24,
   },
   { file: 'claude-code-block-list.md', env: GH, code: 'claude-code.invalid', line: 24 },
+  {
+    file: 'tracker-token-is-agent-credential.md',
+    env: { ...GH, MOCK_API_KEY: GH.GITHUB_TOKEN as string },
+    code: 'agent.credential.tracker_token',
+    line: 5,
+    message: 'MOCK_API_KEY',
+  },
   { file: 'claude-code-effort-unsupported.md', env: GH, code: 'claude-code.effort.unsupported', line: 24 },
   {
     file: 'claude-code-max-budget-zero.md',
@@ -319,6 +327,12 @@ const INVALID: InvalidRow[] = [
   { file: 'self-review-max-iterations-zero.md', code: 'self_review.max_iterations.out_of_range', line: 30 },
   { file: 'self-review-not-a-map.md', code: 'self_review.invalid', line: 28 },
   { file: 'self-review-reviewer-unsupported.md', code: 'self_review.reviewer.unsupported', line: 30 },
+  {
+    file: 'server-allowed-hosts-with-port.md',
+    code: 'server.allowed_hosts.invalid',
+    line: 30,
+    message: 'without a port',
+  },
   { file: 'server-host-list.md', code: 'server.host.invalid', line: 27 },
   { file: 'server-host-not-ip.md', code: 'server.host.invalid', line: 27, message: 'localhost' },
   { file: 'server-not-a-map.md', code: 'server.invalid', line: 25 },
@@ -634,4 +648,31 @@ describe.concurrent('validate --strict CLI on valid files', () => {
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(hasStackTrace(run.stderr), run.stderr).toBe(false);
   });
+});
+
+interface WarningRow {
+  file: string;
+  /** The one warning the file must load with... */
+  code: string;
+  /** ...at this line of the original file. */
+  line: number;
+}
+
+/** Files an operator could ship that still deserve a warning: they load, and say why they are risky. */
+const WARNING: WarningRow[] = [{ file: 'server-host-exposed.md', code: 'server.host.exposed', line: 27 }];
+
+describe('warning workflow corpus', () => {
+  it('has a row for every file, and no row without a file', () => {
+    expect(WARNING.map((row) => row.file).sort()).toEqual(markdownFiles(WARNING_DIR));
+  });
+
+  it.each(WARNING)(
+    '$file loads with exactly $code at line $line, not silently and not as an error',
+    (row) => {
+      const result = load(path.join(WARNING_DIR, row.file), {});
+      const diagnostics = diagnosticsOf(result);
+      expect(result.ok, describeAll(diagnostics)).toBe(true);
+      expect(diagnostics.map((d) => [d.severity, d.code, d.line])).toEqual([['warning', row.code, row.line]]);
+    },
+  );
 });

@@ -50,7 +50,7 @@ describe('loading a workflow', () => {
     });
     expect(config.hooks.timeoutMs).toBe(60_000);
     expect(config.dbPath).toBe(path.join(dir, '.orchestrator.db'));
-    expect(config.server).toEqual({ port: 7678, host: '127.0.0.1', portExplicit: false });
+    expect(config.server).toEqual({ port: 7678, host: '127.0.0.1', portExplicit: false, allowedHosts: [] });
     expect(config.worker.sshStrictHostKeyChecking).toBe('accept-new');
     expect(config.tracker.options).toEqual({ path: 'issues.json' });
     expect(config.tracker.comments).toEqual({
@@ -165,7 +165,12 @@ server:
     for (const port of [7678, 0, 9000]) {
       const result = load(BASE.replace('agent:', `server:\n  port: ${port}\nagent:`));
       if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
-      expect(result.workflow.config.server).toEqual({ port, host: '127.0.0.1', portExplicit: true });
+      expect(result.workflow.config.server).toEqual({
+        port,
+        host: '127.0.0.1',
+        portExplicit: true,
+        allowedHosts: [],
+      });
     }
   });
 
@@ -323,5 +328,66 @@ describe('worker (SSH) keys', () => {
       ['worker.ssh_forward_env.invalid', 12],
     ]);
     expect(d[0]?.message).toContain('"BAD NAME"');
+  });
+});
+
+describe('server exposure', () => {
+  const withServer = (lines: string) => BASE.replace('agent:', `server:\n${lines}\nagent:`);
+
+  it('a non-loopback server.host without allowed hosts is the warning server.host.exposed at its line', () => {
+    const d = diagnostics(withServer('  host: 0.0.0.0'));
+    expect(d).toEqual([
+      expect.objectContaining({ severity: 'warning', code: 'server.host.exposed', line: 9 }),
+    ]);
+    expect(d[0]?.message).toContain('server.allowed_hosts');
+  });
+
+  it('no exposure warning on loopback, with allowed hosts, or with the server off (port 0)', () => {
+    for (const lines of [
+      '  host: 127.0.0.1',
+      '  host: "::1"',
+      '  host: 0.0.0.0\n  allowed_hosts: [orchestrator.internal]',
+      '  host: 0.0.0.0\n  port: 0',
+    ]) {
+      expect(diagnostics(withServer(lines)), lines).toEqual([]);
+    }
+  });
+
+  it('an ORCHESTRATOR_SERVER_HOST that exposes the server is warned about too, naming the variable', () => {
+    const d = diagnostics(BASE, { env: { ORCHESTRATOR_SERVER_HOST: '0.0.0.0' } });
+    expect(d).toEqual([expect.objectContaining({ code: 'server.host.exposed', line: null })]);
+    expect(d[0]?.message).toContain('ORCHESTRATOR_SERVER_HOST');
+  });
+
+  it('allowed hosts are compared as the server sees them: lower case, no trailing dot or brackets, once each', () => {
+    const result = load(
+      withServer(
+        '  host: 0.0.0.0\n  allowed_hosts: [Orchestrator.Internal., "[::1]", orchestrator.internal, " ", 10.0.0.5]',
+      ),
+    );
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.server.allowedHosts).toEqual(['orchestrator.internal', '::1', '10.0.0.5']);
+  });
+
+  it('an allowed host with a port, a wildcard or a space is an error at its own line, naming it', () => {
+    const d = diagnostics(
+      withServer('  allowed_hosts:\n    - ok.example\n    - ok.example:8080\n    - "*.example"\n    - a b'),
+    );
+    expect(d.map((x) => [x.code, x.line])).toEqual([
+      ['server.allowed_hosts.invalid', 11],
+      ['server.allowed_hosts.invalid', 12],
+      ['server.allowed_hosts.invalid', 13],
+    ]);
+    expect(d[0]?.message).toContain('"ok.example:8080"');
+    expect(d[0]?.message).toContain('without a port');
+  });
+
+  it('ORCHESTRATOR_SERVER_ALLOWED_HOSTS replaces the list, comma-separated', () => {
+    const result = load(withServer('  host: 0.0.0.0'), {
+      env: { ORCHESTRATOR_SERVER_ALLOWED_HOSTS: 'a.example, B.example' },
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    expect(result.workflow.config.server.allowedHosts).toEqual(['a.example', 'b.example']);
+    expect(result.workflow.diagnostics).toEqual([]);
   });
 });

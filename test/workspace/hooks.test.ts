@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { OWNER_ENV } from '../../src/domain/owner.js';
 import { HOOK_OUTPUT_LIMIT_BYTES, HOOK_PIPE_DRAIN_MS, hookEnv, runHook } from '../../src/workspace/hooks.js';
 import { baseEnvWithSecrets, isAlive, killQuietly, readPid, removeTempDirs, tempDir } from './support.js';
 
@@ -105,19 +106,50 @@ describe('runHook', () => {
     expect(result.output).toContain('stopped reading');
   });
 
-  it('a hook that exits 0 but leaves a background process holding the pipe still completes, as ok', async () => {
+  it('a background child holding the pipe neither delays a hook that exited 0 nor outlives it', async () => {
     const dir = await tempDir();
     const pidFile = path.join(dir, 'bg.pid');
     const started = Date.now();
-    const result = await runHook(`sleep 300 & echo $! > ${pidFile}; echo finished`, {
+    const result = await runHook(`sleep 100 & echo $! > ${pidFile}; echo finished; exit 0`, {
       cwd: dir,
       env: PATH_ONLY,
       timeoutMs: 60_000,
     });
-    leftovers.push(await readPid(pidFile));
+    const pid = await readPid(pidFile);
+    leftovers.push(pid);
     expect(result).toMatchObject({ ok: true, exitCode: 0, timedOut: false });
-    expect(result.output).toContain('finished');
-    expect(Date.now() - started).toBeLessThan(HOOK_PIPE_DRAIN_MS + 2_000);
+    expect(result.output).toBe('finished\n');
+    // Killed with the group, so the pipe closed at once instead of being abandoned after the drain bound.
+    expect(Date.now() - started).toBeLessThan(HOOK_PIPE_DRAIN_MS);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('a background child that let go of the pipe is not left running under init after a hook exited 0', async () => {
+    const dir = await tempDir();
+    const pidFile = path.join(dir, 'bg.pid');
+    const result = await runHook(`sleep 100 </dev/null >/dev/null 2>&1 & echo $! > ${pidFile}; exit 0`, {
+      cwd: dir,
+      env: PATH_ONLY,
+      timeoutMs: 60_000,
+    });
+    const pid = await readPid(pidFile);
+    leftovers.push(pid);
+    expect(result).toMatchObject({ ok: true, exitCode: 0 });
+    await vi.waitFor(() => expect(isAlive(pid)).toBe(false), { timeout: 1_000, interval: 10 });
+  });
+
+  it('a failed hook does not leave its background children running either', async () => {
+    const dir = await tempDir();
+    const pidFile = path.join(dir, 'bg.pid');
+    const result = await runHook(`sleep 100 </dev/null >/dev/null 2>&1 & echo $! > ${pidFile}; exit 3`, {
+      cwd: dir,
+      env: PATH_ONLY,
+      timeoutMs: 60_000,
+    });
+    const pid = await readPid(pidFile);
+    leftovers.push(pid);
+    expect(result).toMatchObject({ ok: false, exitCode: 3, timedOut: false });
+    await vi.waitFor(() => expect(isAlive(pid)).toBe(false), { timeout: 1_000, interval: 10 });
   });
 
   it('an abort kills the group and fails the hook without calling it a timeout', async () => {
@@ -216,6 +248,17 @@ describe('hookEnv', () => {
       ORCHESTRATOR_ATTEMPT: '0',
     });
     expect(hookEnv({}, { ...vars, attempt: 3 }).ORCHESTRATOR_ATTEMPT).toBe('3');
+  });
+
+  it('a hook carries the owner tag, or a restarted service could not find the hook it left running', () => {
+    expect(hookEnv({}, { ...vars, ownerTag: 'tag-1' })[OWNER_ENV]).toBe('tag-1');
+    expect(hookEnv({}, vars)).not.toHaveProperty(OWNER_ENV);
+  });
+
+  it("an outer service's owner tag in the orchestrator's environment is never passed on (only its own)", () => {
+    const base = { PATH: '/bin', [OWNER_ENV]: 'outer-tag' };
+    expect(hookEnv(base, vars)).not.toHaveProperty(OWNER_ENV);
+    expect(hookEnv(base, { ...vars, ownerTag: 'own-tag' })[OWNER_ENV]).toBe('own-tag');
   });
 
   it('the SSH host is set only when one is given', () => {

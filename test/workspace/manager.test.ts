@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { OWNER_ENV } from '../../src/domain/owner.js';
 import type { HooksConfig } from '../../src/workflow/config.js';
 import type { HookResult } from '../../src/workspace/hooks.js';
 import { WorkspaceManager } from '../../src/workspace/manager.js';
@@ -352,6 +353,33 @@ describe('hook environment and working directory', () => {
     expect(env).toContain(`ORCHESTRATOR_WORKSPACE=${prepared.workspace.path}\n`);
     expect(env).toContain('ORCHESTRATOR_ATTEMPT=2\n');
     expect(env).toContain(`PWD_IS=${prepared.workspace.path}\n`);
+  });
+
+  it('every hook runs with the owner tag, so the start-up reaper of a restarted service can find any of them', async () => {
+    const base = await tempDir();
+    const log = path.join(base, 'owners');
+    const record = (hook: string) => `echo "${hook} $${OWNER_ENV}" >> '${log}'`;
+    const manager = new WorkspaceManager({
+      root: path.join(base, 'root'),
+      hooks: noHooks({
+        afterCreate: record('after_create'),
+        beforeRun: record('before_run'),
+        afterRun: record('after_run'),
+        beforeRemove: record('before_remove'),
+      }),
+      baseEnv: { ...baseEnvWithSecrets(), [OWNER_ENV]: 'outer-tag' },
+      ownerTag: 'tag-7',
+    });
+    const prepared = await manager.prepare(issue('ABC-1'), null);
+    if (!prepared.ok) throw prepared.error;
+    await manager.afterRun(prepared.workspace.path, issue('ABC-1'), null);
+    await manager.remove('ABC-1', 'id-ABC-1');
+    expect(await lines(log)).toEqual([
+      'after_create tag-7',
+      'before_run tag-7',
+      'after_run tag-7',
+      'before_remove tag-7',
+    ]);
   });
 
   it('a first run reports attempt 0 to hooks', async () => {

@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { OWNER_ENV } from '../../src/domain/owner.js';
 import type {
   RemoteFailure,
   RemoteHost,
@@ -252,6 +253,20 @@ describe('remote workspaces: hooks', () => {
     } finally {
       delete process.env.REMOTE_WS_TEST_LEAK;
     }
+  });
+
+  it('a hook on a host carries the owner tag, as an agent there does, so it can be told apart from foreign processes', async () => {
+    const base = await tempDir('remote-ws-');
+    const host = new LocalRemoteHost({ name: HOST_NAME, loginDir: base });
+    hosts.push(host);
+    const manager = new RemoteWorkspaceManager({
+      host,
+      root: path.join(base, 'root'),
+      hooks: noHooks({ beforeRun: `printf %s "$${OWNER_ENV}"` }),
+      ownerTag: 'tag-9',
+    });
+    expect((await manager.prepare(issue('ISSUE-8'), null)).ok).toBe(true);
+    expect(host.runs.find((run) => run.script.startsWith('printf'))?.env[OWNER_ENV]).toBe('tag-9');
   });
 
   it('a hook that runs past its timeout fails with hook_timeout', async () => {

@@ -15,6 +15,7 @@ import {
 } from '../../domain/agent.js';
 import type { AgentErrorKind } from '../../domain/errors.js';
 import { deriveSpendFlags, type TurnSpend, type UsageSources } from '../usage/index.js';
+import { capMessageBytes } from './sanitize.js';
 import type { WorkReport } from './work-observer.js';
 
 /** What the runtime itself said about the turn's end. */
@@ -54,22 +55,24 @@ export function decideTurn(ev: TurnEvidence): Decision {
       ? null
       : ev.terminal;
   if (terminal !== null) {
+    // The runtime's own words become the error that is stored and commented: capped like the final message.
+    const message = capMessageBytes(terminal.message);
     switch (terminal.type) {
       case 'success':
-        return { exitReason: 'turn_completed', error: null, message: terminal.message };
+        return { exitReason: 'turn_completed', error: null, message };
       case 'failure': {
         const kind = terminal.kind ?? 'turn_failed';
         return {
           exitReason: 'turn_failed',
-          error: new AgentError(kind, terminal.message, { resetAtMs: terminal.resetAtMs ?? null }),
-          message: terminal.message,
+          error: new AgentError(kind, message, { resetAtMs: terminal.resetAtMs ?? null }),
+          message,
         };
       }
       case 'input_required':
         return {
           exitReason: 'turn_input_required',
-          error: new AgentError('turn_input_required', terminal.message),
-          message: terminal.message,
+          error: new AgentError('turn_input_required', message),
+          message,
         };
     }
   }

@@ -29,9 +29,11 @@ import {
 } from './disposition.js';
 import { type LaunchTarget, launchEnv, recheckWorkspace, startAgentProcess } from './launch-target.js';
 import { describeExit, isCommandNotFoundExit } from './process/exit.js';
+import { InterruptibleReader } from './process/interruptible-reader.js';
 import type { AgentProcess } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
+import { overlongLineMessage, StdoutTally } from './stdout-tally.js';
 import { openTurnFrame, timerInterrupt } from './turn-frame.js';
 
 export { cleanEvent } from './turn-frame.js';
@@ -256,18 +258,19 @@ export class ForkPerTurnSession {
     const sessionStartId = hooks.emitSessionStartId?.() ?? null;
     if (sessionStartId !== null) ctx.emit({ type: 'session_started', sessionId: sessionStartId });
 
-    let accepted = false;
+    const output = new StdoutTally();
     let lastTerminal: unknown;
     let ended = false;
     const lines = proc.lines[Symbol.asyncIterator]();
+    const reader = new InterruptibleReader(lines);
+    // The agent exited but something it started still holds stdout: stop reading after a grace.
     const stdoutGraceMs = options.stdoutGraceMs ?? DEFAULT_STDOUT_GRACE_MS;
-    const exitedThenGrace = proc.exited.then(() => sleep(stdoutGraceMs)).then(() => 'stdout_held' as const);
+    void proc.exited.then(() => sleep(stdoutGraceMs)).then(() => reader.interrupt());
     let stdoutHeld = false;
     try {
       for (;;) {
-        const next = await Promise.race([lines.next(), exitedThenGrace]);
-        // The agent exited but something it started still holds stdout: stop reading.
-        if (next === 'stdout_held') {
+        const next = await reader.next();
+        if ('interrupted' in next) {
           stdoutHeld = true;
           break;
         }
@@ -277,20 +280,19 @@ export class ForkPerTurnSession {
         timers.touch();
         if (ended) continue;
         if (item.type === 'overlong') {
-          ctx.emit({
-            type: 'malformed',
-            message: `a stdout line of ${item.sizeBytes} bytes exceeded the line limit: ${item.head}`,
-          });
+          output.overlong(item);
+          ctx.emit({ type: 'malformed', message: overlongLineMessage(item) });
           continue;
         }
         const verdict = safeParse(hooks, item.text, ctx);
         switch (verdict.type) {
           case 'accepted':
-            accepted = true;
+            output.accepted();
             timers.markFirstEvent();
             if (verdict.terminal !== undefined) lastTerminal = verdict.terminal;
             break;
           case 'rejected':
+            output.rejected();
             ctx.emit({ type: 'malformed', message: `${verdict.reason}: ${item.text}` });
             break;
           case 'end':
@@ -325,6 +327,7 @@ export class ForkPerTurnSession {
     }
     const exit = await proc.exited;
     const stderrLines = proc.stderr.lines();
+    const accepted = output.anyAccepted;
     let earlyExit: AgentError | null = null;
     if (!accepted || isCommandNotFoundExit(exit.exitCode)) {
       const tail = stderrLines
@@ -332,7 +335,7 @@ export class ForkPerTurnSession {
         .slice(-WARN_STDERR_LINES)
         .join(' | ');
       const kind: AgentErrorKind = isCommandNotFoundExit(exit.exitCode) ? 'agent_not_found' : 'port_exit';
-      const when = accepted ? '' : ' before writing any output';
+      const when = accepted ? '' : ` ${output.shortfall()}`;
       earlyExit = new AgentError(
         kind,
         `the agent ${describeExit(exit)}${when}${tail ? `; stderr: ${tail}` : ''}`,

@@ -37,6 +37,7 @@ import { describeExit, isCommandNotFoundExit, type ProcessExit } from './process
 import type { AgentProcess, Leftovers } from './process/spawn.js';
 import { ABANDONED_MARKER } from './process/stderr.js';
 import { TurnTimers } from './process/timers.js';
+import { overlongLineMessage } from './stdout-tally.js';
 import { openTurnFrame, timerInterrupt } from './turn-frame.js';
 import type { WorkReport } from './work-observer.js';
 
@@ -544,10 +545,7 @@ export class PersistentSession {
         const turn = this.active;
         turn?.timers?.touch();
         if (item.type === 'overlong') {
-          turn?.ctx.emit({
-            type: 'malformed',
-            message: `a stdout line of ${item.sizeBytes} bytes exceeded the line limit: ${item.head}`,
-          });
+          turn?.ctx.emit({ type: 'malformed', message: overlongLineMessage(item) });
           continue;
         }
         if (item.text.trim() === '') continue;

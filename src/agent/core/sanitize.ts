@@ -3,6 +3,7 @@
  * every adapter's output is cleaned the same way, once, before anything stores,
  * streams or serves it. Adapters pass text as the runtime sent it.
  */
+import { StringDecoder } from 'node:string_decoder';
 
 /** Secret values to mask wherever they appear, registered by the composition root. */
 const secrets = new Set<string>();
@@ -52,6 +53,36 @@ export function truncate(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   const dropped = text.length - maxChars;
   return `${text.slice(0, maxChars)}… [${dropped} more characters]`;
+}
+
+/**
+ * Cap on the final message of a turn, in UTF-8 bytes, cut note included. It is stored with
+ * every turn and posted as a tracker comment, and a runtime can end a turn with megabytes of
+ * text; 60 KiB keeps a comment built from it, with its own framing, under GitHub's
+ * 65,536-character comment limit.
+ */
+export const FINAL_MESSAGE_MAX_BYTES = 60 * 1024;
+
+/** The note that ends a message cut at `maxBytes`; `sizeBytes` is the whole message's size. */
+export function cutMessageNote(sizeBytes: number, maxBytes: number): string {
+  return `\n… [message cut: it had ${sizeBytes} bytes, over the cap of ${maxBytes}]`;
+}
+
+/**
+ * Keeps `text` whole when it fits in `maxBytes` UTF-8 bytes; otherwise its head, never ending
+ * in half a character, followed by the cut note, together within `maxBytes`.
+ */
+export function capMessageBytes(text: string, maxBytes: number = FINAL_MESSAGE_MAX_BYTES): string {
+  const sizeBytes = Buffer.byteLength(text, 'utf8');
+  if (sizeBytes <= maxBytes) return text;
+  const note = cutMessageNote(sizeBytes, maxBytes);
+  const headBytes = Math.max(0, maxBytes - Buffer.byteLength(note, 'utf8'));
+  // A character is at least one byte, so only the first `headBytes` characters can be in the head.
+  let prefix = text.slice(0, headBytes);
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) prefix = prefix.slice(0, -1);
+  const head = new StringDecoder('utf8').write(Buffer.from(prefix, 'utf8').subarray(0, headBytes));
+  return `${head}${note}`;
 }
 
 export interface SanitizeOptions {

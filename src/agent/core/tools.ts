@@ -40,13 +40,26 @@ export function qualifiedToolName(server: string, tool: string): string {
   return `${server}.${tool}`;
 }
 
+/**
+ * Calls a tracker keeps open at most. A runtime can start calls and never report their
+ * ends (or print a million starts); past this many the oldest is forgotten, and its end,
+ * should it come, is treated like one that never began.
+ */
+export const MAX_IN_FLIGHT_TOOL_CALLS = 1_024;
+
 /** Pairs tool starts with their ends and measures durations on an injected clock. */
 export class ToolTracker {
   private readonly inFlight = new Map<string, { call: ToolCall; startedMs: number }>();
   constructor(private readonly nowMs: () => number = Date.now) {}
 
   begin(id: string, call: ToolCall): void {
+    // A restarted id moves to the newest end, so eviction takes the truly oldest call.
+    this.inFlight.delete(id);
     this.inFlight.set(id, { call, startedMs: this.nowMs() });
+    if (this.inFlight.size > MAX_IN_FLIGHT_TOOL_CALLS) {
+      const oldest = this.inFlight.keys().next();
+      if (oldest.done !== true) this.inFlight.delete(oldest.value);
+    }
   }
 
   /** Ends a call; undefined when `id` never began (a result without its start). */
@@ -57,7 +70,7 @@ export class ToolTracker {
     return { call: entry.call, durationMs: Math.max(0, this.nowMs() - entry.startedMs) };
   }
 
-  /** Calls begun and never ended (a turn that stopped mid-tool). */
+  /** Calls begun and never ended (a turn that stopped mid-tool), at most `MAX_IN_FLIGHT_TOOL_CALLS`. */
   pending(): ToolCall[] {
     return [...this.inFlight.values()].map((e) => e.call);
   }

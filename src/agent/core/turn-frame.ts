@@ -9,7 +9,7 @@ import { TurnSpend, type UsageSources } from '../usage/index.js';
 import type { FinalizeContext, TurnMeta } from './disposition.js';
 import type { TurnContext, UsageView } from './fork-per-turn.js';
 import type { TurnTimerReason } from './process/timers.js';
-import { maskSecrets, sanitize } from './sanitize.js';
+import { capMessageBytes, maskSecrets, sanitize } from './sanitize.js';
 
 const MESSAGE_MAX_CHARS = 500;
 /** Rate-limit names become metric labels: short, and few windows per limit. */
@@ -62,8 +62,9 @@ export function openTurnFrame(input: {
         usage: usage.usage,
         usageByModel: usage.byModel,
         usageMeasured: usage.measured,
-        // The final message becomes a tracker comment: a secret the agent echoed must not.
-        finalMessage: maskSecrets(hooks.finalMessage?.() ?? ''),
+        // The final message becomes a tracker comment and a stored row: a secret the agent
+        // echoed must not, and neither may megabytes of text.
+        finalMessage: capMessageBytes(maskSecrets(hooks.finalMessage?.() ?? '')),
       };
     },
     close: () => {

@@ -148,7 +148,11 @@ async function verifyNow(p: VerifyParams, now: () => number): Promise<Verificati
     attempts += 1;
     const outcome = await attempt(p, fullContext);
     if (outcome.kind === 'verified') {
-      p.store.put(p.key, now());
+      try {
+        p.store.put(p.key, now());
+      } catch {
+        // A proof only saves the next check; a store that cannot keep it must not fail this one.
+      }
       return { ok: true, cached: false, attempts };
     }
     // Only a session that never reached the model earns a second try with full context:

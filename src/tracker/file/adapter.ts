@@ -1,17 +1,21 @@
 /**
  * The file tracker: issues live in one JSON or YAML file that operators edit by
- * hand while the orchestrator runs. Every call re-reads the file (no cache can go
- * stale under a live edit), and every write goes back to the same file, in place
- * and atomically, so the file stays the single source of truth.
+ * hand while the orchestrator runs. Every call checks the file's stat stamp and
+ * re-reads it when it may have changed (see `freshness.ts`: an edit is never
+ * missed, an unchanged file is not parsed again), and looks issues up by id in an
+ * index. Every write splices the edited issue's new bytes into the file and replaces
+ * it atomically, so the file stays the single source of truth and keeps every other
+ * byte the operator wrote.
  */
-import { readFile } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { TrackerError } from '../../domain/errors.js';
 import type { Issue, IssueComment } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter, TrackerSettings } from '../../domain/tracker.js';
 import type { FileTrackerConfig } from './config.js';
 import { applyEdit, type IssueEdit } from './edit.js';
-import { formatForPath, IssuesFileError, type ParsedIssuesFile, parseIssuesText } from './parse.js';
-import { serialised, writeFileAtomic } from './write.js';
+import { type CachedStamp, canReuse, type FileStamp, isRacy, stampOf } from './freshness.js';
+import { formatForPath, IssuesFileError, type ParsedIssuesFile, parseIssues } from './parse.js';
+import { removeStaleTemps, serialised, writeFileAtomic } from './write.js';
 
 /** The state settings the file tracker reads. */
 export type FileTrackerStates = Pick<
@@ -22,20 +26,57 @@ export type FileTrackerStates = Pick<
 /** Author recorded on comments the orchestrator writes. */
 export const COMMENT_AUTHOR = 'orchestrator';
 
+/** How the tracker reaches the file's stamp and bytes; injected by tests to play a coarse-timestamp file system. */
+export interface IssuesFileAccess {
+  /** The stamp of the file at `path` now. */
+  stamp(path: string): Promise<FileStamp>;
+  /** The file's bytes and the stamp of the very inode they were read from. */
+  read(path: string): Promise<{ bytes: Uint8Array; stamp: FileStamp }>;
+}
+
+/** The real file system. */
+export const NODE_FILE_ACCESS: IssuesFileAccess = {
+  async stamp(path) {
+    return stampOf(await stat(path, { bigint: true }));
+  },
+  async read(path) {
+    const handle = await open(path, 'r');
+    try {
+      const stamp = stampOf(await handle.stat({ bigint: true }));
+      return { bytes: await handle.readFile(), stamp };
+    } finally {
+      await handle.close();
+    }
+  },
+};
+
+/** The last version of the file this tracker read or wrote. */
+interface CachedFile extends CachedStamp {
+  parsed: ParsedIssuesFile;
+}
+
 /** A TrackerAdapter over one issues file. */
 export class FileTracker implements TrackerAdapter {
   private readonly active: Set<string>;
   private readonly terminal: Set<string>;
   private readonly now: () => Date;
+  private readonly files: IssuesFileAccess;
+  private cache: CachedFile | null = null;
+  /** Bumped on every cache update, so a slow read never replaces what a later one stored. */
+  private generation = 0;
+  /** The refresh concurrent reads share, so a changed file is parsed once, not once per caller. */
+  private reading: Promise<ParsedIssuesFile> | null = null;
+  private staleTempsRemoved: Promise<unknown> | null = null;
 
   constructor(
     private readonly config: FileTrackerConfig,
     private readonly states: FileTrackerStates,
-    options: { now?: () => Date } = {},
+    options: { now?: () => Date; files?: IssuesFileAccess } = {},
   ) {
     this.active = new Set(states.activeStates.map(lower));
     this.terminal = new Set(states.terminalStates.map(lower));
     this.now = options.now ?? (() => new Date());
+    this.files = options.files ?? NODE_FILE_ACCESS;
   }
 
   async fetchCandidateIssues(): Promise<Issue[]> {
@@ -44,8 +85,9 @@ export class FileTracker implements TrackerAdapter {
   }
 
   async fetchIssueById(id: string): Promise<Issue> {
-    const issue = this.find(await this.load(), id).issue;
-    return { ...issue, comments: issue.comments ?? [] };
+    const parsed = await this.load();
+    const issue = parsed.issues[this.indexOf(parsed, id)] as Issue;
+    return { ...issue, labels: [...issue.labels], comments: [...(issue.comments ?? [])] };
   }
 
   async fetchIssuesByStates(states: readonly string[]): Promise<Issue[]> {
@@ -55,17 +97,18 @@ export class FileTracker implements TrackerAdapter {
   }
 
   async fetchIssueStatesByIds(ids: readonly string[]): Promise<IssueStateReading[]> {
-    const { issues } = await this.load();
-    return readings(issues, ids, (issue) => issue.id);
+    const parsed = await this.load();
+    return readings(parsed.issues, parsed.byId, ids);
   }
 
   async fetchIssueStatesByIdentifiers(identifiers: readonly string[]): Promise<IssueStateReading[]> {
-    const { issues } = await this.load();
-    return readings(issues, identifiers, (issue) => issue.identifier);
+    const parsed = await this.load();
+    return readings(parsed.issues, parsed.byIdentifier, identifiers);
   }
 
   async fetchIssueComments(id: string): Promise<IssueComment[]> {
-    return this.find(await this.load(), id).issue.comments ?? [];
+    const parsed = await this.load();
+    return [...(parsed.issues[this.indexOf(parsed, id)]?.comments ?? [])];
   }
 
   async transitionIssue(id: string, state: string): Promise<void> {
@@ -115,51 +158,85 @@ export class FileTracker implements TrackerAdapter {
     );
   }
 
-  private async load(): Promise<ParsedIssuesFile> {
-    const { path } = this.config;
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const reason =
-        code === 'ENOENT'
-          ? 'the issues file does not exist'
-          : `cannot read the issues file: ${errorText(err)}`;
-      throw new IssuesFileError('file.unreadable', path, null, reason, { cause: err });
-    }
-    const parsed = parseIssuesText(text, path, formatForPath(path));
-    if (!parsed.ok) throw parsed.error;
-    return parsed.value;
+  /** The current file, shared with any refresh already under way. */
+  private load(): Promise<ParsedIssuesFile> {
+    this.reading ??= this.refresh().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
   }
 
-  private find(parsed: ParsedIssuesFile, id: string): { issue: Issue; index: number } {
-    const index = parsed.issues.findIndex((issue) => issue.id === id);
-    const issue = parsed.issues[index];
-    if (issue === undefined)
+  /** The current file: the cached parse when the stamp vouches for it or the bytes are unchanged, else a new parse. */
+  private async refresh(): Promise<ParsedIssuesFile> {
+    const { path } = this.config;
+    this.staleTempsRemoved ??= removeStaleTemps(path).catch(() => 0);
+    await this.staleTempsRemoved;
+    const generation = this.generation;
+    const cached = this.cache;
+    if (cached !== null && canReuse(cached, await unreadable(path, this.files.stamp(path))))
+      return cached.parsed;
+    const readAtMs = this.now().getTime();
+    const { bytes, stamp } = await unreadable(path, this.files.read(path));
+    let parsed: ParsedIssuesFile;
+    if (
+      cached !== null &&
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).equals(cached.parsed.bytes)
+    ) {
+      parsed = cached.parsed;
+    } else {
+      const result = parseIssues(bytes, path, formatForPath(path));
+      if (!result.ok) throw result.error;
+      parsed = result.value;
+    }
+    if (this.generation === generation) this.store({ parsed, stamp, racy: isRacy(stamp, readAtMs) });
+    return parsed;
+  }
+
+  private store(entry: CachedFile): void {
+    this.cache = entry;
+    this.generation++;
+  }
+
+  private indexOf(parsed: ParsedIssuesFile, id: string): number {
+    const index = parsed.byId.get(id);
+    if (index === undefined)
       throw new TrackerError('tracker_not_found', `no issue with id "${id}" in ${this.config.path}`);
-    return { issue, index };
+    return index;
   }
 
   /** Read-modify-write of one issue under the per-file queue; `edit` returning null means nothing to change. */
   private write(id: string, edit: (issue: Issue) => IssueEdit | null): Promise<void> {
     const { path } = this.config;
     return serialised(path, async () => {
-      const parsed = await this.load();
-      const { issue, index } = this.find(parsed, id);
-      const change = edit(issue);
+      // Its own refresh, not a shared one: a read that began before an outside edit must not be edited.
+      const parsed = await this.refresh();
+      const index = this.indexOf(parsed, id);
+      const change = edit(parsed.issues[index] as Issue);
       if (change === null) return;
-      const result = applyEdit(parsed, index, change);
-      if (!result.ok)
-        throw new IssuesFileError('file.issue.invalid', path, parsed.lines[index] ?? null, result.reason);
+      const result = applyEdit(parsed, index, change, path);
+      if (!result.ok) throw result.error;
       try {
-        await writeFileAtomic(path, result.text);
+        await writeFileAtomic(path, result.parsed.bytes);
       } catch (err) {
         throw new TrackerError('tracker_transport_error', `cannot write ${path}: ${errorText(err)}`, {
           cause: err,
         });
       }
+      // The new file's stamp is unknown until the next read compares its bytes with these.
+      this.store({ parsed: result.parsed, stamp: null, racy: true });
     });
+  }
+}
+
+/** `io`, with a failure to reach the file turned into the tracker's `file.unreadable` error. */
+async function unreadable<T>(path: string, io: Promise<T>): Promise<T> {
+  try {
+    return await io;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT' ? 'the issues file does not exist' : `cannot read the issues file: ${errorText(err)}`;
+    throw new IssuesFileError('file.unreadable', path, null, reason, { cause: err });
   }
 }
 
@@ -173,13 +250,13 @@ function withoutComments(issue: Issue): Issue {
 
 function readings(
   issues: readonly Issue[],
+  index: ReadonlyMap<string, number>,
   keys: readonly string[],
-  keyOf: (issue: Issue) => string,
 ): IssueStateReading[] {
-  const byKey = new Map(issues.map((issue) => [keyOf(issue), issue]));
   const out: IssueStateReading[] = [];
   for (const key of new Set(keys)) {
-    const issue = byKey.get(key);
+    const at = index.get(key);
+    const issue = at === undefined ? undefined : issues[at];
     if (issue !== undefined) out.push({ id: issue.id, identifier: issue.identifier, state: issue.state });
   }
   return out;

@@ -1,119 +1,134 @@
 /**
- * Applies one write (new state, new comment, new label) to a parsed issues file
- * and renders the new text. Operators own this file: fields the tracker does not
- * know, key order, and for YAML the comments and layout, must survive a write, so
- * the edit goes into the parsed source in place instead of re-serialising issues.
+ * Applies one write (new state, new comment, new label) to a parsed issues file. Operators
+ * own this file, so a write changes the edited issue's bytes and nothing else: the edit is
+ * a splice (see `splice.ts`), and before anything is written the result is read back and
+ * must say exactly what was intended, for the edited issue and, in YAML, for every other
+ * one. An edit that cannot meet that is refused as `file.unpreservable`, never approximated.
  */
-import { isAlias, isMap, isSeq, type YAMLMap } from 'yaml';
-import type { ParsedIssuesFile } from './parse.js';
+import { isDeepStrictEqual } from 'node:util';
+import type { Issue } from '../../domain/issue.js';
+import { jsonSplice } from './edit-json.js';
+import { yamlSplice } from './edit-yaml.js';
+import { countLines, decodeUtf8, scanJson } from './json-scan.js';
+import { normaliseIssue, resolveBlockers } from './normalise.js';
+import { IssuesFileError, type ParsedIssuesFile, parseIssues } from './parse.js';
+import { assertNever, type IssueEdit, spliceBytes } from './splice.js';
 
-/** A comment as stored in the file (snake_case, like every key the tracker writes). */
-export interface StoredComment {
-  id: string;
-  author: string;
-  body: string;
-  created_at: string;
-}
+export type { IssueEdit, StoredComment } from './splice.js';
 
-/** One change to one issue. */
-export type IssueEdit =
-  | { type: 'state'; state: string }
-  | { type: 'comment'; comment: StoredComment }
-  | { type: 'label'; label: string };
+/** The file after the edit (bytes to write, issues as they will read back), or why it was refused. */
+export type EditResult = { ok: true; parsed: ParsedIssuesFile } | { ok: false; error: IssuesFileError };
 
-/** The new file text, or why the issue could not be edited. */
-export type EditResult = { ok: true; text: string } | { ok: false; reason: string };
-
-/** Applies `edit` to the issue at `index` (file order) and returns the whole new file text. */
-export function applyEdit(parsed: ParsedIssuesFile, index: number, edit: IssueEdit): EditResult {
-  const body = parsed.text.startsWith('\uFEFF') ? parsed.text.slice(1) : parsed.text;
-  const rendered =
-    parsed.source.format === 'json'
-      ? editJson(parsed.source.root, parsed.source.list, index, edit, body)
-      : editYaml(parsed, index, edit, body);
-  if (!rendered.ok) return rendered;
-  let text = rendered.text;
-  if (body.includes('\r\n')) text = text.replace(/\r?\n/g, '\r\n');
-  if (body !== parsed.text) text = `\uFEFF${text}`;
-  return { ok: true, text };
-}
-
-function editJson(root: unknown, list: unknown[], index: number, edit: IssueEdit, body: string): EditResult {
-  const issue = list[index];
-  if (typeof issue !== 'object' || issue === null || Array.isArray(issue)) {
-    return { ok: false, reason: `issue ${index + 1} is not an object` };
-  }
-  const record = issue as Record<string, unknown>;
-  switch (edit.type) {
-    case 'state':
-      record.state = edit.state;
-      break;
-    case 'comment':
-      appendTo(record, 'comments', edit.comment);
-      break;
-    case 'label':
-      appendTo(record, 'labels', edit.label);
-      break;
-    default:
-      return assertNever(edit);
-  }
-  return { ok: true, text: `${JSON.stringify(root, null, jsonIndent(body))}\n` };
-}
-
-function appendTo(record: Record<string, unknown>, key: string, item: unknown): void {
-  const existing = record[key];
-  if (Array.isArray(existing)) existing.push(item);
-  else record[key] = [item];
-}
-
-/** The indentation the file already uses: its first indented line, 0 for a one-line file, else 2 spaces. */
-function jsonIndent(body: string): string | number {
-  const match = /\n([ \t]+)\S/.exec(body);
-  if (match?.[1] !== undefined) return match[1];
-  return body.trim().includes('\n') ? 2 : 0;
-}
-
-function editYaml(parsed: ParsedIssuesFile, index: number, edit: IssueEdit, body: string): EditResult {
-  if (parsed.source.format !== 'yaml') return { ok: false, reason: 'not a YAML source' };
-  const { doc, list } = parsed.source;
-  const item = list.items[index];
-  const node = isAlias(item) ? item.resolve(doc) : item;
-  if (!isMap(node)) return { ok: false, reason: `issue ${index + 1} is not a mapping` };
-  const map = node as YAMLMap;
-  switch (edit.type) {
-    case 'state':
-      map.set('state', edit.state);
-      break;
-    case 'comment':
-      appendToSeq(map, 'comments', edit.comment);
-      break;
-    case 'label':
-      appendToSeq(map, 'labels', edit.label);
-      break;
-    default:
-      return assertNever(edit);
-  }
-  const text = doc.toString({
-    lineWidth: 0,
-    flowCollectionPadding: /[[{] \S/.test(body),
-    indentSeq: indentsSequences(body),
+/** Applies `edit` to the issue at `index` (file order); `file` names the file in errors. */
+export function applyEdit(
+  parsed: ParsedIssuesFile,
+  index: number,
+  edit: IssueEdit,
+  file: string,
+): EditResult {
+  const issue = parsed.normalised[index];
+  if (issue === undefined) throw new Error(`no issue at index ${index}`);
+  const expected = expectedAfter(issue, edit);
+  const refuse = (reason: string): EditResult => ({
+    ok: false,
+    error: new IssuesFileError(
+      'file.unpreservable',
+      file,
+      parsed.lines[index] ?? null,
+      `refusing to write: ${reason}`,
+    ),
   });
-  return { ok: true, text };
+  return parsed.spans === null
+    ? editYaml(parsed, index, edit, expected, file, refuse)
+    : editJson(parsed, parsed.spans, index, edit, expected, refuse);
+}
 
-  function appendToSeq(target: YAMLMap, key: string, value: unknown): void {
-    const existing = target.get(key, true);
-    if (isSeq(existing)) existing.add(doc.createNode(value));
-    else target.set(key, doc.createNode([value]));
+/** The issue as it must read back after `edit`. */
+function expectedAfter(issue: Issue, edit: IssueEdit): Issue {
+  switch (edit.type) {
+    case 'state':
+      return { ...issue, state: edit.state };
+    case 'comment': {
+      const { id, author, body, created_at: createdAt } = edit.comment;
+      return { ...issue, comments: [...(issue.comments ?? []), { id, author, body, createdAt }] };
+    }
+    case 'label':
+      return { ...issue, labels: [...issue.labels, edit.label] };
+    default:
+      return assertNever(edit);
   }
 }
 
-/** Whether the file indents a list under its key (`key:\n  - a`, yaml's default) or not (`key:\n- a`); the majority wins. */
-function indentsSequences(body: string): boolean {
-  const flush = body.match(/^( *)[^\s#-][^\n]*:[ \t]*\r?\n\1- /gm)?.length ?? 0;
-  const indented = body.match(/^( *)[^\s#-][^\n]*:[ \t]*\r?\n\1 +- /gm)?.length ?? 0;
-  return indented >= flush;
+/** Splices the issue, re-reads that issue alone, and shifts the spans and lines after it. */
+function editJson(
+  parsed: ParsedIssuesFile,
+  spans: Float64Array,
+  index: number,
+  edit: IssueEdit,
+  expected: Issue,
+  refuse: (reason: string) => EditResult,
+): EditResult {
+  const start = spans[2 * index] as number;
+  const end = spans[2 * index + 1] as number;
+  const result = jsonSplice(parsed.bytes, start, end, edit);
+  if (!result.ok) return refuse(result.reason);
+  const { splice } = result;
+  const { bytes, inserted } = spliceBytes(parsed.bytes, splice);
+  const shiftBytes = bytes.length - parsed.bytes.length;
+  const slice = bytes.subarray(start, end + shiftBytes);
+  const scan = scanJson(slice, { expand: () => false });
+  if (!scan.ok || scan.root.end !== slice.length) return refuse('the edited issue would not be valid JSON');
+  const reread = normaliseIssue(JSON.parse(decodeUtf8(slice)));
+  if (!reread.ok || !isDeepStrictEqual(reread.issue, expected)) {
+    return refuse('the edited issue would not read back as intended');
+  }
+  const shiftLines = countLines(inserted) - countLines(parsed.bytes.subarray(splice.start, splice.end));
+  const nextSpans = spans.slice();
+  nextSpans[2 * index + 1] = end + shiftBytes;
+  for (let i = 2 * index + 2; i < nextSpans.length; i++) nextSpans[i] = (nextSpans[i] as number) + shiftBytes;
+  const normalised = parsed.normalised.slice();
+  normalised[index] = reread.issue;
+  return {
+    ok: true,
+    parsed: {
+      ...parsed,
+      bytes,
+      normalised,
+      issues: resolveBlockers(normalised, parsed.byId, parsed.byIdentifier),
+      lines:
+        shiftLines === 0
+          ? parsed.lines
+          : parsed.lines.map((line, i) => (i > index ? line + shiftLines : line)),
+      spans: nextSpans,
+    },
+  };
 }
 
-function assertNever(value: never): never {
-  throw new Error(`unhandled edit ${JSON.stringify(value)}`);
+/** Splices the issue and re-reads the whole file: every other issue must read back unchanged. */
+function editYaml(
+  parsed: ParsedIssuesFile,
+  index: number,
+  edit: IssueEdit,
+  expected: Issue,
+  file: string,
+  refuse: (reason: string) => EditResult,
+): EditResult {
+  const result = yamlSplice(parsed.bytes, index, edit);
+  if (!result.ok) return refuse(result.reason);
+  const { bytes } = spliceBytes(parsed.bytes, result.splice);
+  const reread = parseIssues(bytes, file, 'yaml');
+  if (!reread.ok) return refuse(`the edited file would not read back: ${reread.error.reason}`);
+  const after = reread.value.normalised;
+  if (after.length !== parsed.normalised.length) return refuse('the edit would change the number of issues');
+  for (const [i, issue] of after.entries()) {
+    const want = i === index ? expected : parsed.normalised[i];
+    if (!isDeepStrictEqual(issue, want)) {
+      return refuse(
+        i === index
+          ? 'the edited issue would not read back as intended'
+          : `the edit would also change issue ${issue.identifier}`,
+      );
+    }
+  }
+  return { ok: true, parsed: reread.value };
 }

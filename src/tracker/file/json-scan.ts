@@ -1,24 +1,42 @@
 /**
- * A strict JSON scanner that records where every value starts. `JSON.parse` says
- * neither where a syntax error is (on Node 20 many messages carry no position) nor
- * where an issue object begins, and operators need a line number for both.
- * It checks the grammar only; values still come from `JSON.parse`.
+ * A strict JSON scanner over the file's bytes that records where values start and end.
+ * `JSON.parse` says neither where a syntax error is (on Node 20 many messages carry no
+ * position) nor where an issue begins, and writes need byte offsets: an edit splices new
+ * bytes into the original buffer, so everything else in the file (invalid UTF-8, big
+ * numbers, `1e3`, duplicate keys, spacing) stays exactly as the operator wrote it.
+ * It checks the grammar only; values still come from `JSON.parse`. Strings are not checked
+ * for valid UTF-8, so such a file stays readable (decoding replaces the bad bytes).
  */
 
-/** A scanned JSON value and its start offset; objects keep the last value of a repeated key, as JSON.parse does. */
-export type JsonNode =
-  | { kind: 'array'; start: number; items: JsonNode[] }
-  | { kind: 'object'; start: number; entries: Map<string, JsonNode> }
-  | { kind: 'scalar'; start: number };
+/** One `"key": value` of a scanned object, with the byte extent of its quoted key. */
+export interface JsonMember {
+  key: string;
+  keyStart: number;
+  keyEnd: number;
+  value: JsonNode;
+}
 
-/** The scan result: the node tree, or the offset and reason of the first syntax error. */
+/**
+ * A scanned value and its byte extent [start, end). A container the scan's `expand` chose
+ * lists its items or members (every member, repeated keys included, in order); anything
+ * else, scalars and containers not expanded, is a `value` with its extent only.
+ */
+export type JsonNode =
+  | { kind: 'array'; start: number; end: number; items: JsonNode[] }
+  | { kind: 'object'; start: number; end: number; members: JsonMember[] }
+  | { kind: 'value'; start: number; end: number };
+
+/** The scan result: the node tree, or the byte offset and reason of the first syntax error. */
 export type JsonScan = { ok: true; root: JsonNode } | { ok: false; offset: number; message: string };
 
 /** Deeper nesting is refused rather than risking the call stack. */
 const MAX_DEPTH = 512;
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const HEX4 = /[0-9a-fA-F]{4}/y;
+const decoder = new TextDecoder();
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const NEWLINE = 0x0a;
 
 class ScanFailure {
   constructor(
@@ -27,57 +45,79 @@ class ScanFailure {
   ) {}
 }
 
-/** Scans `text` as one strict JSON value (RFC 8259 grammar, no comments, no trailing commas). */
-export function scanJson(text: string): JsonScan {
+/** Whether `b` is JSON whitespace (space, tab, line feed, carriage return). */
+export function isJsonSpace(b: number | undefined): boolean {
+  return b === 0x20 || b === 0x09 || b === NEWLINE || b === 0x0d;
+}
+
+/** Decodes UTF-8 bytes; invalid sequences become U+FFFD. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** Which containers list their children: by nesting depth (the root is 0) and kind. */
+export type ExpandRule = (depth: number, kind: 'array' | 'object') => boolean;
+
+/**
+ * Scans `bytes` as one strict JSON value (RFC 8259 grammar, no comments, no trailing
+ * commas). Containers `expand` declines are still checked but cost no allocation, so a
+ * large file is scanned without building a tree of every issue's fields.
+ */
+export function scanJson(bytes: Uint8Array, options: { expand?: ExpandRule } = {}): JsonScan {
+  const expandRule = options.expand ?? (() => true);
+  const length = bytes.length;
   let pos = 0;
 
   const fail = (offset: number, message: string): never => {
     throw new ScanFailure(offset, message);
   };
 
-  const describe = (offset: number): string =>
-    offset >= text.length ? 'end of file' : `${JSON.stringify(text[offset])}`;
-
-  const skipSpace = (): void => {
-    while (pos < text.length) {
-      const c = text.charCodeAt(pos);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++;
-      else break;
-    }
+  const describe = (offset: number): string => {
+    if (offset >= length) return 'end of file';
+    const char = Array.from(decoder.decode(bytes.subarray(offset, offset + 4)))[0] ?? '';
+    return JSON.stringify(char);
   };
 
-  const expect = (ch: string, what: string): void => {
-    skipSpace();
-    if (text[pos] !== ch) fail(pos, `expected ${what}, found ${describe(pos)}`);
-    pos++;
+  const skipSpace = (): void => {
+    while (pos < length && isJsonSpace(bytes[pos])) pos++;
+  };
+
+  const startsWith = (word: string): boolean => {
+    for (let i = 0; i < word.length; i++) if (bytes[pos + i] !== word.charCodeAt(i)) return false;
+    return true;
   };
 
   /** Where to report a missing separator: after the previous value when another value follows (a forgotten comma). */
-  const missingComma = (end: number): number => (/["{[\d\-tfn]/.test(text[pos] ?? '') ? end : pos);
+  const missingComma = (end: number): number => {
+    const b = bytes[pos];
+    const valueStart =
+      b === QUOTE || b === 0x7b || b === 0x5b || b === 0x2d || b === 0x74 || b === 0x66 || b === 0x6e;
+    return valueStart || (b !== undefined && b >= 0x30 && b <= 0x39) ? end : pos;
+  };
 
-  /** Scans a string; returns its decoded value only when `decode` (keys), since values come from JSON.parse. */
+  /** Scans a string; returns its decoded value only when `decode` (keys that are recorded). */
   const scanString = (decode: boolean): string => {
     const start = pos;
     let escaped = false;
     pos++;
-    while (pos < text.length) {
-      const c = text.charCodeAt(pos);
-      if (c === 0x22) {
+    while (pos < length) {
+      const c = bytes[pos] as number;
+      if (c === QUOTE) {
         pos++;
         if (!decode) return '';
-        return escaped ? (JSON.parse(text.slice(start, pos)) as string) : text.slice(start + 1, pos - 1);
+        const raw = decoder.decode(bytes.subarray(start, pos));
+        return escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
       }
       if (c < 0x20) fail(pos, 'unescaped control character or line break inside a string');
-      if (c === 0x5c) {
+      if (c === BACKSLASH) {
         escaped = true;
-        const next = text[pos + 1];
-        if (next === 'u') {
-          HEX4.lastIndex = pos + 2;
-          if (!HEX4.test(text)) fail(pos, 'invalid \\u escape in string');
+        const next = bytes[pos + 1];
+        if (next === 0x75) {
+          for (let i = 2; i < 6; i++) if (!isHex(bytes[pos + i])) fail(pos, 'invalid \\u escape in string');
           pos += 6;
           continue;
         }
-        if (next === undefined || !'"\\/bfnrt'.includes(next)) fail(pos, 'invalid escape in string');
+        if (next === undefined || !SIMPLE_ESCAPES.has(next)) fail(pos, 'invalid escape in string');
         pos += 2;
         continue;
       }
@@ -86,86 +126,120 @@ export function scanJson(text: string): JsonScan {
     return fail(start, 'string is never closed');
   };
 
+  const scanDigits = (): number => {
+    const from = pos;
+    while (pos < length && (bytes[pos] as number) >= 0x30 && (bytes[pos] as number) <= 0x39) pos++;
+    return pos - from;
+  };
+
+  /** Scans `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`; false (position unchanged) when no number starts here. */
+  const scanNumber = (): boolean => {
+    const from = pos;
+    if (bytes[pos] === 0x2d) pos++;
+    if (bytes[pos] === 0x30) pos++;
+    else if (scanDigits() === 0) {
+      pos = from;
+      return false;
+    }
+    if (bytes[pos] === 0x2e) {
+      const dot = pos++;
+      if (scanDigits() === 0) {
+        pos = dot;
+        return true;
+      }
+    }
+    if (bytes[pos] === 0x65 || bytes[pos] === 0x45) {
+      const e = pos++;
+      if (bytes[pos] === 0x2b || bytes[pos] === 0x2d) pos++;
+      if (scanDigits() === 0) pos = e;
+    }
+    return true;
+  };
+
   const scanValue = (depth: number): JsonNode => {
     if (depth > MAX_DEPTH) fail(pos, `values nested more than ${MAX_DEPTH} deep`);
     skipSpace();
     const start = pos;
-    const c = text[pos];
-    if (c === '[') {
+    const c = bytes[pos];
+    if (c === 0x5b) {
+      const expand = expandRule(depth, 'array');
       pos++;
       const items: JsonNode[] = [];
       skipSpace();
-      if (text[pos] === ']') {
+      if (bytes[pos] === 0x5d) {
         pos++;
-        return { kind: 'array', start, items };
+        return expand ? { kind: 'array', start, end: pos, items } : { kind: 'value', start, end: pos };
       }
       for (;;) {
-        items.push(scanValue(depth + 1));
+        const item = scanValue(depth + 1);
+        if (expand) items.push(item);
         const end = pos;
         skipSpace();
-        if (text[pos] === ',') {
+        if (bytes[pos] === 0x2c) {
           const comma = pos++;
           skipSpace();
-          if (text[pos] === ']') fail(comma, 'trailing comma before "]"');
+          if (bytes[pos] === 0x5d) fail(comma, 'trailing comma before "]"');
           continue;
         }
-        if (text[pos] === ']') {
+        if (bytes[pos] === 0x5d) {
           pos++;
-          return { kind: 'array', start, items };
+          return expand ? { kind: 'array', start, end: pos, items } : { kind: 'value', start, end: pos };
         }
         fail(missingComma(end), `expected "," or "]" after a list item, found ${describe(pos)}`);
       }
     }
-    if (c === '{') {
+    if (c === 0x7b) {
+      const expand = expandRule(depth, 'object');
       pos++;
-      const entries = new Map<string, JsonNode>();
+      const members: JsonMember[] = [];
       skipSpace();
-      if (text[pos] === '}') {
+      if (bytes[pos] === 0x7d) {
         pos++;
-        return { kind: 'object', start, entries };
+        return expand ? { kind: 'object', start, end: pos, members } : { kind: 'value', start, end: pos };
       }
       for (;;) {
         skipSpace();
-        if (text[pos] !== '"') fail(pos, `expected a quoted key, found ${describe(pos)}`);
-        const key = scanString(true);
-        expect(':', '":" after a key');
-        entries.set(key, scanValue(depth + 1));
+        if (bytes[pos] !== QUOTE) fail(pos, `expected a quoted key, found ${describe(pos)}`);
+        const keyStart = pos;
+        const key = scanString(expand);
+        const keyEnd = pos;
+        skipSpace();
+        if (bytes[pos] !== 0x3a) fail(pos, `expected ":" after a key, found ${describe(pos)}`);
+        pos++;
+        const value = scanValue(depth + 1);
+        if (expand) members.push({ key, keyStart, keyEnd, value });
         const end = pos;
         skipSpace();
-        if (text[pos] === ',') {
+        if (bytes[pos] === 0x2c) {
           const comma = pos++;
           skipSpace();
-          if (text[pos] === '}') fail(comma, 'trailing comma before "}"');
+          if (bytes[pos] === 0x7d) fail(comma, 'trailing comma before "}"');
           continue;
         }
-        if (text[pos] === '}') {
+        if (bytes[pos] === 0x7d) {
           pos++;
-          return { kind: 'object', start, entries };
+          return expand ? { kind: 'object', start, end: pos, members } : { kind: 'value', start, end: pos };
         }
         fail(missingComma(end), `expected "," or "}" after a value, found ${describe(pos)}`);
       }
     }
-    if (c === '"') {
+    if (c === QUOTE) {
       scanString(false);
-      return { kind: 'scalar', start };
+      return { kind: 'value', start, end: pos };
     }
-    const word = c === 't' ? 'true' : c === 'f' ? 'false' : c === 'n' ? 'null' : undefined;
-    if (word !== undefined && text.startsWith(word, pos)) {
+    const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : c === 0x6e ? 'null' : undefined;
+    if (word !== undefined && startsWith(word)) {
       pos += word.length;
-      return { kind: 'scalar', start };
+      return { kind: 'value', start, end: pos };
     }
-    NUMBER.lastIndex = pos;
-    if (NUMBER.test(text)) {
-      pos = NUMBER.lastIndex;
-      return { kind: 'scalar', start };
-    }
+    if (scanNumber()) return { kind: 'value', start, end: pos };
     return fail(pos, `expected a value, found ${describe(pos)}`);
   };
 
   try {
     const root = scanValue(0);
     skipSpace();
-    if (pos < text.length) fail(pos, `unexpected ${describe(pos)} after the end of the document`);
+    if (pos < length) fail(pos, `unexpected ${describe(pos)} after the end of the document`);
     return { ok: true, root };
   } catch (err) {
     if (err instanceof ScanFailure) return { ok: false, offset: err.offset, message: err.message };
@@ -173,26 +247,44 @@ export function scanJson(text: string): JsonScan {
   }
 }
 
+const SIMPLE_ESCAPES = new Set(Array.from('"\\/bfnrt', (c) => c.charCodeAt(0)));
+
+function isHex(b: number | undefined): boolean {
+  return (
+    b !== undefined && ((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66))
+  );
+}
+
+/** The member JSON.parse would keep for `key` (the last of repeated ones), or undefined. */
+export function memberOf(node: JsonNode, key: string): JsonMember | undefined {
+  if (node.kind !== 'object') return undefined;
+  for (let i = node.members.length - 1; i >= 0; i--) {
+    const member = node.members[i] as JsonMember;
+    if (member.key === key) return member;
+  }
+  return undefined;
+}
+
 /**
- * The 1-based line of `offset` in `text` (an offset past the end is on the last line).
- * It counts from the start of the text: for many offsets in one text use `lineIndex`.
+ * The 1-based line of byte `offset` (an offset past the end is on the last line).
+ * It counts from the start: for many offsets in one buffer use `lineIndex`.
  */
-export function lineAt(text: string, offset: number): number {
+export function lineAt(bytes: Uint8Array, offset: number): number {
   let line = 1;
-  const end = Math.min(offset, text.length);
-  for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 0x0a) line++;
+  const end = Math.min(offset, bytes.length);
+  for (let i = bytes.indexOf(NEWLINE); i !== -1 && i < end; i = bytes.indexOf(NEWLINE, i + 1)) line++;
   return line;
 }
 
 /**
- * A `lineAt` for many offsets in one text: the newlines are found once and each lookup is a
- * binary search, so giving every issue of a large file its line stays linear in the file.
+ * A `lineAt` for many offsets in one buffer: the newlines are found once and each lookup is
+ * a binary search, so giving every issue of a large file its line stays linear in the file.
  */
-export function lineIndex(text: string): (offset: number) => number {
+export function lineIndex(bytes: Uint8Array): (offset: number) => number {
   const newlines: number[] = [];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) newlines.push(i);
+  for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) newlines.push(i);
   return (offset) => {
-    const end = Math.min(offset, text.length);
+    const end = Math.min(offset, bytes.length);
     let low = 0;
     let high = newlines.length;
     while (low < high) {
@@ -202,4 +294,11 @@ export function lineIndex(text: string): (offset: number) => number {
     }
     return low + 1;
   };
+}
+
+/** How many line feeds `bytes` holds. */
+export function countLines(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) count++;
+  return count;
 }

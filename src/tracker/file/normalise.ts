@@ -157,18 +157,32 @@ export function normaliseIssue(raw: unknown): NormaliseResult {
  * Fills blocker references from the other issues in the same file: a blocker that
  * names an issue in the file takes that issue's current state (and whichever of
  * id/identifier it omitted), so moving the blocker to a terminal state unblocks
- * its dependants without a second edit.
+ * its dependants without a second edit. `byId` and `byIdentifier` index `issues`
+ * (the parser has them already; building them again for every write of a large
+ * file would cost more than the write).
  */
-export function resolveBlockers(issues: readonly Issue[]): Issue[] {
-  const byId = new Map(issues.map((issue) => [issue.id, issue]));
-  const byIdentifier = new Map(issues.map((issue) => [issue.identifier, issue]));
+export function resolveBlockers(
+  issues: readonly Issue[],
+  byId: ReadonlyMap<string, number> = indexBy(issues, (issue) => issue.id),
+  byIdentifier: ReadonlyMap<string, number> = indexBy(issues, (issue) => issue.identifier),
+): Issue[] {
+  const at = (index: number | undefined) => (index === undefined ? undefined : issues[index]);
   return issues.map((issue) => {
     if (issue.blockedBy.length === 0) return issue;
     const blockedBy = issue.blockedBy.map((ref) => {
-      const target = (ref.id !== '' ? byId.get(ref.id) : undefined) ?? byIdentifier.get(ref.identifier);
+      const target =
+        (ref.id !== '' ? at(byId.get(ref.id)) : undefined) ?? at(byIdentifier.get(ref.identifier));
       if (target === undefined) return ref;
       return { id: target.id, identifier: target.identifier, state: target.state };
     });
     return { ...issue, blockedBy };
   });
+}
+
+function indexBy(issues: readonly Issue[], key: (issue: Issue) => string): Map<string, number> {
+  const index = new Map<string, number>();
+  issues.forEach((issue, i) => {
+    if (!index.has(key(issue))) index.set(key(issue), i);
+  });
+  return index;
 }

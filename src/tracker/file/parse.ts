@@ -1,13 +1,22 @@
 /**
- * The pure issues-file parser: text in, normalised issues (plus an editable source
- * for writes) or one coded error that names the file and the 1-based line out.
+ * The pure issues-file parser: the file's bytes in, normalised issues indexed by id (plus
+ * where each JSON issue sits in the bytes, for edits) or one coded error that names the
+ * file and the 1-based line out.
  * An operator fixing a hand-edited file needs the line; "invalid JSON" alone is not
  * enough. It never throws on any input, so a bad save cannot crash a tick.
  */
 import { type Document, isMap, isNode, isSeq, LineCounter, parseDocument, type YAMLSeq } from 'yaml';
 import { TrackerError } from '../../domain/errors.js';
 import type { Issue } from '../../domain/issue.js';
-import { lineAt, lineIndex, scanJson } from './json-scan.js';
+import {
+  decodeUtf8,
+  type ExpandRule,
+  isJsonSpace,
+  type JsonNode,
+  lineAt,
+  memberOf,
+  scanJson,
+} from './json-scan.js';
 import { normaliseIssue, resolveBlockers } from './normalise.js';
 
 /** How the file is written: decided by its extension, or by content when the extension says neither. */
@@ -16,13 +25,14 @@ export type IssuesFormat = 'json' | 'yaml';
 /** A bare list of issues, or an object holding them under `issues`; writes keep whichever the file has. */
 export type IssuesShape = 'list' | 'wrapped';
 
-/** Stable codes for what is wrong with an issues file. */
+/** Stable codes for what is wrong with an issues file; `file.unpreservable` refuses a write that could not keep every other byte. */
 export type IssuesFileErrorCode =
   | 'file.unreadable'
   | 'file.syntax'
   | 'file.shape'
   | 'file.issue.invalid'
-  | 'file.issue.duplicate';
+  | 'file.issue.duplicate'
+  | 'file.unpreservable';
 
 /** A bad issues file: a tracker_payload_error that also carries the file, the 1-based line and a code. */
 export class IssuesFileError extends TrackerError {
@@ -42,22 +52,24 @@ export class IssuesFileError extends TrackerError {
   }
 }
 
-/** The parsed file as an editable value: the JSON root, or the YAML document (comments and layout kept). */
-export type IssuesSource =
-  | { format: 'json'; root: unknown; list: unknown[] }
-  | { format: 'yaml'; doc: Document.Parsed; list: YAMLSeq };
-
-/** A successfully parsed issues file. */
+/** A successfully parsed issues file, indexed for lookups and kept for byte-exact edits. */
 export interface ParsedIssuesFile {
   format: IssuesFormat;
   shape: IssuesShape;
-  /** In file order; `comments` keeps its tri-state (null = the file has none). */
+  /** The file exactly as read, BOM included: writes splice into these bytes. */
+  bytes: Uint8Array;
+  /** In file order, before blocker resolution: what each issue's own text says. */
+  normalised: Issue[];
+  /** In file order, blockers resolved; `comments` keeps its tri-state (null = the file has none). */
   issues: Issue[];
   /** 1-based start line of each issue, parallel to `issues`. */
   lines: number[];
-  source: IssuesSource;
-  /** The text that was parsed, for writers that keep its layout (indent, line endings, BOM). */
-  text: string;
+  /** Position in `issues` of each id. */
+  byId: ReadonlyMap<string, number>;
+  /** Position in `issues` of each identifier. */
+  byIdentifier: ReadonlyMap<string, number>;
+  /** JSON only: issue i spans bytes [spans[2i], spans[2i+1]); null for YAML. */
+  spans: Float64Array | null;
 }
 
 /** The parse outcome; a failure is always a tracker_payload_error. */
@@ -77,27 +89,36 @@ interface RawItem {
 }
 
 type Structure =
-  | { ok: true; shape: IssuesShape; items: RawItem[]; source: IssuesSource }
+  | { ok: true; shape: IssuesShape; items: RawItem[]; spans: Float64Array | null }
   | { ok: false; error: IssuesFileError };
 
 const SHAPE_REASON = 'expected a list of issues, or an object with an "issues" list';
 
-/** Parses the text of an issues file; `file` is only used to name the file in errors. */
-export function parseIssuesText(text: string, file: string, format: IssuesFormat | 'auto'): ParseResult {
-  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+const BOM = [0xef, 0xbb, 0xbf];
+
+/** Parses an issues file as read from disk; `file` is only used to name the file in errors. */
+export function parseIssues(bytes: Uint8Array, file: string, format: IssuesFormat | 'auto'): ParseResult {
+  const bodyStart = BOM.every((b, i) => bytes[i] === b) ? BOM.length : 0;
+  const body = bytes.subarray(bodyStart);
   let structure: Structure;
-  if (format === 'json') structure = readJson(body, file);
-  else if (format === 'yaml') structure = readYaml(body, file);
+  if (format === 'json') structure = readJson(body, bodyStart, file);
+  else if (format === 'yaml') structure = readYaml(decodeUtf8(body), file);
   else {
-    structure = readJson(body, file);
+    structure = readJson(body, bodyStart, file);
     if (!structure.ok && structure.error.code === 'file.syntax') {
-      const yaml = readYaml(body, file);
-      const looksLikeJson = /^\s*[[{]/.test(body);
+      const text = decodeUtf8(body);
+      const yaml = readYaml(text, file);
+      const looksLikeJson = /^\s*[[{]/.test(text);
       if (yaml.ok || yaml.error.code !== 'file.syntax' || !looksLikeJson) structure = yaml;
     }
   }
   if (!structure.ok) return structure;
-  return validate(structure, text, file);
+  return validate(structure, bytes, file);
+}
+
+/** `parseIssues` over text (encoded as UTF-8), for callers and tests that hold a string. */
+export function parseIssuesText(text: string, file: string, format: IssuesFormat | 'auto'): ParseResult {
+  return parseIssues(new TextEncoder().encode(text), file, format);
 }
 
 function fail(
@@ -110,48 +131,73 @@ function fail(
 }
 
 /** The line of an error offset; an offset at the end of the file points at its last non-blank line. */
-function errorLine(text: string, offset: number): number {
-  if (offset < text.length) return lineAt(text, offset);
-  const trimmed = text.trimEnd();
-  return lineAt(trimmed, Math.max(trimmed.length - 1, 0));
+function errorLine(bytes: Uint8Array, offset: number): number {
+  if (offset < bytes.length) return lineAt(bytes, offset);
+  let end = bytes.length;
+  while (end > 0 && isJsonSpace(bytes[end - 1])) end--;
+  return lineAt(bytes, Math.max(end - 1, 0));
 }
 
-function readJson(text: string, file: string): Structure {
-  const scan = scanJson(text);
+function isBlank(bytes: Uint8Array): boolean {
+  return bytes.every((b) => isJsonSpace(b));
+}
+
+/** Expands the root and a list under it (the issues), never an issue itself: issues are parsed one by one. */
+const ISSUE_LIST_ONLY: ExpandRule = (depth, kind) => depth === 0 || (depth === 1 && kind === 'array');
+
+/** Reads a JSON body; `base` is the body's offset in the file (a BOM), so spans are file offsets. */
+function readJson(body: Uint8Array, base: number, file: string): Structure {
+  const scan = scanJson(body, { expand: ISSUE_LIST_ONLY });
   if (!scan.ok) {
-    const reason = text.trim() === '' ? 'the file is empty' : `invalid JSON: ${scan.message}`;
-    return fail('file.syntax', file, errorLine(text, scan.offset), reason);
-  }
-  let root: unknown;
-  try {
-    root = JSON.parse(text);
-  } catch (err) {
-    return fail('file.syntax', file, 1, `invalid JSON: ${String(err)}`);
+    const reason = isBlank(body) ? 'the file is empty' : `invalid JSON: ${scan.message}`;
+    return fail('file.syntax', file, errorLine(body, scan.offset), reason);
   }
   const node = scan.root;
-  const lineOf = lineIndex(text);
-  if (node.kind === 'array' && Array.isArray(root)) {
-    const items = node.items.map((item, i) => ({ value: root[i], line: lineOf(item.start) }));
-    return { ok: true, shape: 'list', items, source: { format: 'json', root, list: root } };
-  }
-  if (node.kind === 'object' && typeof root === 'object' && root !== null && !Array.isArray(root)) {
-    const listNode = node.entries.get('issues');
-    const list = (root as Record<string, unknown>).issues;
-    if (listNode === undefined) return fail('file.shape', file, lineOf(node.start), SHAPE_REASON);
-    if (listNode.kind !== 'array' || !Array.isArray(list)) {
-      return fail('file.shape', file, lineOf(listNode.start), '"issues" must be a list');
+  const lineOf = (offset: number) => lineAt(body, offset);
+  let list: JsonNode;
+  let shape: IssuesShape;
+  if (node.kind === 'array') {
+    shape = 'list';
+    list = node;
+  } else if (node.kind === 'object') {
+    const member = memberOf(node, 'issues');
+    if (member === undefined) return fail('file.shape', file, lineOf(node.start), SHAPE_REASON);
+    if (member.value.kind !== 'array') {
+      return fail('file.shape', file, lineOf(member.value.start), '"issues" must be a list');
     }
-    const items = listNode.items.map((item, i) => ({ value: list[i], line: lineOf(item.start) }));
-    return { ok: true, shape: 'wrapped', items, source: { format: 'json', root, list } };
+    shape = 'wrapped';
+    list = member.value;
+  } else {
+    return fail('file.shape', file, lineOf(node.start), SHAPE_REASON);
   }
-  return fail('file.shape', file, lineOf(node.start), SHAPE_REASON);
+  const nodes = list.kind === 'array' ? list.items : [];
+  const spans = new Float64Array(nodes.length * 2);
+  const items: RawItem[] = [];
+  const buffer = Buffer.from(body.buffer, body.byteOffset, body.length);
+  // Items come in file order, so one pass over the bytes gives every item its line.
+  let line = 1;
+  let counted = 0;
+  for (const [i, item] of nodes.entries()) {
+    for (; counted < item.start; counted++) if (body[counted] === 0x0a) line++;
+    spans[2 * i] = base + item.start;
+    spans[2 * i + 1] = base + item.end;
+    let value: unknown;
+    try {
+      // Each issue is parsed on its own: no whole-file object graph, and nothing outside the list is parsed.
+      value = JSON.parse(buffer.toString('utf8', item.start, item.end));
+    } catch (err) {
+      return fail('file.syntax', file, line, `invalid JSON: ${String(err)}`);
+    }
+    items.push({ value, line });
+  }
+  return { ok: true, shape, items, spans };
 }
 
 function readYaml(text: string, file: string): Structure {
   const lineCounter = new LineCounter();
   let doc: Document.Parsed;
   try {
-    doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true, logLevel: 'error' });
+    doc = parseYamlDocument(text, lineCounter);
   } catch (err) {
     return fail('file.syntax', file, 1, `invalid YAML: ${String(err)}`);
   }
@@ -168,27 +214,16 @@ function readYaml(text: string, file: string): Structure {
   }
   const contents = doc.contents;
   if (contents === null) return fail('file.syntax', file, 1, 'the file is empty');
-  let shape: IssuesShape;
-  let seq: YAMLSeq;
-  if (isSeq(contents)) {
-    shape = 'list';
-    seq = contents;
-  } else if (isMap(contents)) {
-    const listNode = contents.get('issues', true);
-    if (listNode === undefined) return fail('file.shape', file, line(contents.range[0]), SHAPE_REASON);
-    if (!isSeq(listNode)) {
-      return fail(
-        'file.shape',
-        file,
-        line(isNode(listNode) ? listNode.range?.[0] : undefined),
-        '"issues" must be a list',
-      );
-    }
-    shape = 'wrapped';
-    seq = listNode;
-  } else {
-    return fail('file.shape', file, line(contents.range[0]), SHAPE_REASON);
+  const located = issuesSeq(doc);
+  if (!located.ok) {
+    return fail(
+      'file.shape',
+      file,
+      line(located.offset),
+      located.listIsWrong ? '"issues" must be a list' : SHAPE_REASON,
+    );
   }
+  const { shape, seq } = located;
   let js: unknown;
   try {
     js = doc.toJS({ maxAliasCount: 100 });
@@ -201,50 +236,77 @@ function readYaml(text: string, file: string): Structure {
     value: list[i],
     line: line(isNode(item) ? item.range?.[0] : seq.range?.[0]),
   }));
-  return { ok: true, shape, items, source: { format: 'yaml', doc, list: seq } };
+  return { ok: true, shape, items, spans: null };
 }
 
-function validate(structure: Structure & { ok: true }, text: string, file: string): ParseResult {
-  const issues: Issue[] = [];
+/** Parses YAML the one way both reads and writes do (unique keys, errors only), so their offsets agree. */
+export function parseYamlDocument(text: string, lineCounter?: LineCounter): Document.Parsed {
+  return parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true, logLevel: 'error' });
+}
+
+/** The sequence holding the issues of a parsed YAML document, or the offset of what is there instead. */
+export function issuesSeq(
+  doc: Document.Parsed,
+):
+  | { ok: true; shape: IssuesShape; seq: YAMLSeq }
+  | { ok: false; offset: number | undefined; listIsWrong: boolean } {
+  const contents = doc.contents;
+  if (isSeq(contents)) return { ok: true, shape: 'list', seq: contents };
+  if (isMap(contents)) {
+    const listNode = contents.get('issues', true);
+    if (listNode === undefined) return { ok: false, offset: contents.range[0], listIsWrong: false };
+    if (!isSeq(listNode)) {
+      return { ok: false, offset: isNode(listNode) ? listNode.range?.[0] : undefined, listIsWrong: true };
+    }
+    return { ok: true, shape: 'wrapped', seq: listNode };
+  }
+  return { ok: false, offset: contents?.range?.[0], listIsWrong: false };
+}
+
+function validate(structure: Structure & { ok: true }, bytes: Uint8Array, file: string): ParseResult {
+  const normalised: Issue[] = [];
   const lines: number[] = [];
-  const ids = new Map<string, number>();
-  const identifiers = new Map<string, number>();
+  const byId = new Map<string, number>();
+  const byIdentifier = new Map<string, number>();
   for (const { value, line } of structure.items) {
     const result = normaliseIssue(value);
     if (!result.ok) return fail('file.issue.invalid', file, line, result.reason);
     const { id, identifier } = result.issue;
-    const firstId = ids.get(id);
+    const firstId = byId.get(id);
     if (firstId !== undefined) {
       return fail(
         'file.issue.duplicate',
         file,
         line,
-        `duplicate issue id "${id}" (first used at line ${firstId})`,
+        `duplicate issue id "${id}" (first used at line ${lines[firstId]})`,
       );
     }
-    const firstIdentifier = identifiers.get(identifier);
+    const firstIdentifier = byIdentifier.get(identifier);
     if (firstIdentifier !== undefined) {
       return fail(
         'file.issue.duplicate',
         file,
         line,
-        `duplicate issue identifier "${identifier}" (first used at line ${firstIdentifier})`,
+        `duplicate issue identifier "${identifier}" (first used at line ${lines[firstIdentifier]})`,
       );
     }
-    ids.set(id, line);
-    identifiers.set(identifier, line);
-    issues.push(result.issue);
+    byId.set(id, normalised.length);
+    byIdentifier.set(identifier, normalised.length);
+    normalised.push(result.issue);
     lines.push(line);
   }
   return {
     ok: true,
     value: {
-      format: structure.source.format,
+      format: structure.spans === null ? 'yaml' : 'json',
       shape: structure.shape,
-      issues: resolveBlockers(issues),
+      bytes,
+      normalised,
+      issues: resolveBlockers(normalised, byId, byIdentifier),
       lines,
-      source: structure.source,
-      text,
+      byId,
+      byIdentifier,
+      spans: structure.spans,
     },
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideTurn, type TurnEvidence } from '../../../src/agent/core/disposition.js';
+import { FINAL_MESSAGE_MAX_BYTES } from '../../../src/agent/core/sanitize.js';
 import { AgentError } from '../../../src/domain/agent.js';
 
 const base: TurnEvidence = {
@@ -90,6 +91,17 @@ describe('the disposition rule', () => {
     const decision = decideTurn({ ...base, ...evidence });
     expect(decision.exitReason).toBe(exitReason);
     expect(decision.error?.kind ?? null).toBe(kind);
+  });
+
+  it('a runtime failure report of 8 MiB becomes an error detail within the final-message cap, head kept', () => {
+    const d = decideTurn({
+      ...base,
+      terminal: { type: 'failure', message: `build broke: ${'e'.repeat(8 * 1024 * 1024)}` },
+    });
+    expect(d.exitReason).toBe('turn_failed');
+    expect(Buffer.byteLength(d.error?.detail ?? '', 'utf8')).toBeLessThanOrEqual(FINAL_MESSAGE_MAX_BYTES);
+    expect(d.error?.detail.startsWith('build broke: eee')).toBe(true);
+    expect(d.message).toBe(d.error?.detail);
   });
 
   it('a usage limit carries its reset time', () => {

@@ -7,7 +7,12 @@ import {
   truncate,
   unwrapShell,
 } from '../../../src/agent/core/sanitize.js';
-import { mapToolCall, qualifiedToolName, ToolTracker } from '../../../src/agent/core/tools.js';
+import {
+  MAX_IN_FLIGHT_TOOL_CALLS,
+  mapToolCall,
+  qualifiedToolName,
+  ToolTracker,
+} from '../../../src/agent/core/tools.js';
 
 const table = {
   Bash: { kind: 'shell' as const, key: 'command' },
@@ -59,6 +64,15 @@ describe('tool calls', () => {
     t.begin('x', { name: 'Bash', kind: 'shell', argument: null });
     expect(t.end('nope')).toBeUndefined();
     expect(t.pending().map((c) => c.name)).toEqual(['Bash']);
+  });
+  it('a runtime starting calls it never ends cannot grow the tracker without bound; recent calls still pair', () => {
+    const t = new ToolTracker(() => 0);
+    const starts = MAX_IN_FLIGHT_TOOL_CALLS * 50;
+    for (let i = 0; i < starts; i++) t.begin(`c${i}`, { name: 'Bash', kind: 'shell', argument: `step ${i}` });
+    expect(t.pending()).toHaveLength(MAX_IN_FLIGHT_TOOL_CALLS);
+    expect(t.end(`c${starts - 1}`)?.call.argument).toBe(`step ${starts - 1}`);
+    // The oldest were forgotten: their ends count as ends of calls that never began.
+    expect(t.end('c0')).toBeUndefined();
   });
 });
 

@@ -93,6 +93,17 @@ describe('verifyCredential with concurrent callers', () => {
     expect(second).toEqual({ ok: true, cached: true, attempts: 0 });
   });
 
+  it('a proof the store cannot keep (a full disk) does not fail the verification that earned it', async () => {
+    const fake = gatedAdapter(['accept']);
+    const store = new MemoryProofStore();
+    store.put = () => {
+      throw new Error('persistence: io_failed: database or disk is full');
+    };
+    const verifying = verifyCredential(params(fake.adapter, store));
+    await fake.release();
+    expect(await verifying).toEqual({ ok: true, cached: false, attempts: 1 });
+  });
+
   it('thirty-two workers starting at once spawn one verification, not thirty-two', async () => {
     const fake = gatedAdapter([]);
     const store = new MemoryProofStore();

@@ -21,6 +21,8 @@ export type LineResult =
       type: 'overlong';
       /** Size of the skipped line in bytes, excluding its `\n` and a trailing `\r`. */
       sizeBytes: number;
+      /** The cap it exceeded, in bytes: a report says what the limit was, not only that there was one. */
+      limitBytes: number;
       /** The line's first characters (at most `headChars`). */
       head: string;
     };
@@ -127,6 +129,7 @@ export class LineSplitter {
       result = {
         type: 'overlong',
         sizeBytes: this.lineBytes - (endsWithCr ? 1 : 0),
+        limitBytes: this.maxLineBytes,
         head: this.decodeHead(
           Buffer.concat(this.head, this.headLength).subarray(0, this.lineBytes - (endsWithCr ? 1 : 0)),
         ),
@@ -142,6 +145,7 @@ export class LineSplitter {
           ? {
               type: 'overlong',
               sizeBytes: length,
+              limitBytes: this.maxLineBytes,
               head: this.decodeHead(line.subarray(0, Math.min(length, this.headBytes))),
             }
           : { type: 'line', text: line.toString('utf8', 0, length) };

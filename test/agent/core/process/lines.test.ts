@@ -67,27 +67,37 @@ describe('LineSplitter', () => {
     expect(split([`${exact}\r\n`], { maxLineBytes: cap })).toEqual([line(exact)]);
     expect(split([exact], { maxLineBytes: cap })).toEqual([line(exact)]);
     expect(split([`${exact}y\nnext\n`], { maxLineBytes: cap, headChars: 4 })).toEqual([
-      { type: 'overlong', sizeBytes: cap + 1, head: 'xxxx' },
+      { type: 'overlong', sizeBytes: cap + 1, limitBytes: cap, head: 'xxxx' },
       line('next'),
     ]);
     expect(split([`${exact}y\r\n`], { maxLineBytes: cap })).toEqual([
-      { type: 'overlong', sizeBytes: cap + 1, head: `${exact}y` },
+      { type: 'overlong', sizeBytes: cap + 1, limitBytes: cap, head: `${exact}y` },
     ]);
   });
 
   it('the cap counts bytes, not characters', () => {
     // Six 3-byte characters: 18 bytes, over a 16-byte cap though only 6 characters long.
     expect(split(['€€€€€€\n'], { maxLineBytes: 16 })).toEqual([
-      { type: 'overlong', sizeBytes: 18, head: '€€€€€€' },
+      { type: 'overlong', sizeBytes: 18, limitBytes: 16, head: '€€€€€€' },
     ]);
   });
 
   it('an overlong head never ends in half a character or half a surrogate pair', () => {
     const text = '😀'.repeat(300);
     const [result] = split([`${text}\n`], { maxLineBytes: 100, headChars: 7 });
-    expect(result).toEqual({ type: 'overlong', sizeBytes: Buffer.byteLength(text), head: '😀😀😀' });
+    expect(result).toEqual({
+      type: 'overlong',
+      sizeBytes: Buffer.byteLength(text),
+      limitBytes: 100,
+      head: '😀😀😀',
+    });
     const [bytesCut] = split([`${text}\n`], { maxLineBytes: 100, headChars: 200, headBytes: 10 });
-    expect(bytesCut).toEqual({ type: 'overlong', sizeBytes: Buffer.byteLength(text), head: '😀😀' });
+    expect(bytesCut).toEqual({
+      type: 'overlong',
+      sizeBytes: Buffer.byteLength(text),
+      limitBytes: 100,
+      head: '😀😀',
+    });
   });
 
   it('a 20 MiB line never has more than the cap buffered, and yields one overlong item then later lines', () => {
@@ -102,7 +112,7 @@ describe('LineSplitter', () => {
     results.push(...splitter.push('\nafter\n'), ...splitter.end());
     expect(peakBuffered).toBeLessThanOrEqual(DEFAULT_MAX_LINE_BYTES + 1);
     expect(results).toEqual([
-      { type: 'overlong', sizeBytes: 20 * MiB, head: 'a'.repeat(200) },
+      { type: 'overlong', sizeBytes: 20 * MiB, limitBytes: DEFAULT_MAX_LINE_BYTES, head: 'a'.repeat(200) },
       line('after'),
     ]);
   });
@@ -121,7 +131,10 @@ describe('LineSplitter', () => {
     for await (const result of splitLines(source(), { maxLineBytes: 2 * MiB })) results.push(result);
     memory.sample();
     const growth = memory.peakGrowth();
-    expect(results).toEqual([{ type: 'overlong', sizeBytes: 40 * MiB, head: 'b'.repeat(200) }, line('last')]);
+    expect(results).toEqual([
+      { type: 'overlong', sizeBytes: 40 * MiB, limitBytes: 2 * MiB, head: 'b'.repeat(200) },
+      line('last'),
+    ]);
     expect(growth).toBeLessThan(8 * MiB);
   });
 
@@ -184,7 +197,7 @@ describe('LineSplitter properties', () => {
           if (sizeBytes <= cap) {
             expect(result).toEqual(line(part));
           } else {
-            expect(result).toMatchObject({ type: 'overlong', sizeBytes });
+            expect(result).toMatchObject({ type: 'overlong', sizeBytes, limitBytes: cap });
             const head = result.type === 'overlong' ? result.head : '';
             expect(head.length).toBeLessThanOrEqual(3);
             expect(part.startsWith(head)).toBe(true);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LineResult } from '../../../../src/agent/core/process/lines.js';
+import { DEFAULT_MAX_LINE_BYTES, type LineResult } from '../../../../src/agent/core/process/lines.js';
 import { type AgentProcess, spawnAgentProcess } from '../../../../src/agent/core/process/spawn.js';
 import { ABANDONED_MARKER } from '../../../../src/agent/core/process/stderr.js';
 import { makeScratch, nodeParams, peakLiveGrowth, readUntil, stdoutOf, waitFor } from './child-scripts.js';
@@ -68,7 +68,7 @@ describe('stdout through a real pipe', () => {
       await agent.exited;
     });
     expect(results).toEqual([
-      { type: 'overlong', sizeBytes: 20 * MiB, head: 'x'.repeat(200) },
+      { type: 'overlong', sizeBytes: 20 * MiB, limitBytes: DEFAULT_MAX_LINE_BYTES, head: 'x'.repeat(200) },
       { type: 'line', text: 'after 1' },
       { type: 'line', text: 'after 2' },
       { type: 'line', text: 'no newline at end' },

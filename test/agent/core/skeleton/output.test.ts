@@ -4,6 +4,8 @@
  * without a terminal line, and exit 127.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_LINE_BYTES } from '../../../../src/agent/core/process/lines.js';
+import { FINAL_MESSAGE_MAX_BYTES } from '../../../../src/agent/core/sanitize.js';
 import { peakLiveGrowth } from '../process/child-scripts.js';
 import { eventsOf, makeScratch, makeSession } from './harness.js';
 
@@ -53,6 +55,21 @@ pump();`,
     `process.stdout.write(JSON.stringify({ t: 'note' }) + '\\n');`,
   );
   scripts.silentExit = scratch.script('silent-exit.cjs', 'process.exitCode = 0;');
+  // 30 MiB on stdout with no newline at all, then a clean exit.
+  scripts.hugeNoNewline = scratch.script(
+    'huge-no-newline.cjs',
+    `process.stdout.write('y'.repeat(30 * 1024 * 1024), () => { process.exitCode = 0; });`,
+  );
+  // A terminal line whose message is 8 MiB (within the 10 MiB line cap, so it is parsed).
+  scripts.hugeFinal = scratch.script(
+    'huge-final.cjs',
+    `const msg = 'Summary first.\\n' + 'w'.repeat(8 * 1024 * 1024);
+process.stdout.write(JSON.stringify({ t: 'done', msg }) + '\\n');`,
+  );
+  scripts.notProtocol = scratch.script(
+    'not-protocol.cjs',
+    `process.stdout.write('Usage: agent [options]\\n  --help  show this\\n');`,
+  );
   scripts.exit127 = scratch.script(
     'exit-127.cjs',
     `if (process.argv[2] === 'after-line') process.stdout.write(JSON.stringify({ t: 'note' }) + '\\n');
@@ -157,6 +174,54 @@ describe('ForkPerTurnSession output handling (real processes)', () => {
     expect(outcome.result.exitReason).toBe('turn_failed');
     expect(outcome.error?.kind).toBe('port_exit');
     expect(outcome.error?.detail).toMatch(/exit 0 before writing any output/);
+  });
+
+  it('an exit 0 whose only output was a 30 MiB line without a newline is reported as an over-long line (size and cap), not as no output', async () => {
+    const h = makeSession({
+      script: scripts.hugeNoNewline!,
+      workspace: scratch.workspace('huge-no-newline'),
+      root: scratch.root,
+    });
+    const { outcome, events } = await h.turn();
+    expect(outcome.result.exitReason).toBe('turn_failed');
+    expect(outcome.error?.kind).toBe('port_exit');
+    const detail = outcome.error?.detail ?? '';
+    expect(detail).not.toMatch(/before writing any output/);
+    expect(detail).toMatch(/exit 0/);
+    expect(detail).toContain(`one stdout line of ${30 * MiB} bytes`);
+    expect(detail).toContain(`line limit of ${DEFAULT_MAX_LINE_BYTES} bytes`);
+    const malformed = eventsOf(events, 'malformed');
+    expect(malformed).toHaveLength(1);
+    expect(malformed[0]?.message).toContain(
+      `${30 * MiB} bytes exceeded the line limit of ${DEFAULT_MAX_LINE_BYTES} bytes`,
+    );
+  });
+
+  it('an 8 MiB final message leaves the turn capped: head kept, cut marked, within the cap', async () => {
+    const h = makeSession({
+      script: scripts.hugeFinal!,
+      workspace: scratch.workspace('huge-final'),
+      root: scratch.root,
+    });
+    const { outcome } = await h.turn();
+    expect(outcome.result.exitReason).toBe('turn_completed');
+    const message = outcome.result.finalMessage;
+    expect(Buffer.byteLength(message, 'utf8')).toBeLessThanOrEqual(FINAL_MESSAGE_MAX_BYTES);
+    expect(message.startsWith('Summary first.\nwww')).toBe(true);
+    expect(message).toMatch(/\[message cut: it had \d+ bytes, over the cap of \d+\]$/);
+  });
+
+  it('an exit 0 after lines the adapter did not understand is reported as such, not as no output', async () => {
+    const h = makeSession({
+      script: scripts.notProtocol!,
+      workspace: scratch.workspace('not-protocol'),
+      root: scratch.root,
+    });
+    const { outcome } = await h.turn();
+    expect(outcome.result.exitReason).toBe('turn_failed');
+    expect(outcome.error?.kind).toBe('port_exit');
+    expect(outcome.error?.detail).not.toMatch(/before writing any output/);
+    expect(outcome.error?.detail).toMatch(/2 stdout lines it did not understand/);
   });
 
   it.each(['before-output', 'after-line'])(
