@@ -13,8 +13,6 @@
  * a render's clock starts when it reaches the thread, not while it waits behind another. It is
  * unreferenced while idle: it never keeps the process alive on its own.
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { RENDER_LIMIT_CODE, renderTimeLimitDiagnostic } from './diagnose.js';
 import { LOOP_RENDER_LIMITS, type RenderLimits, RUN_RENDER_LIMITS } from './engine.js';
@@ -65,12 +63,18 @@ export async function turnPromptBounded(
  * again on the render thread within `RUN_RENDER_LIMITS`. Never rejects.
  */
 export async function renderBounded(template: PromptTemplate, vars: PromptVariables): Promise<RenderResult> {
+  // Several dispatches in one tick each get their own turn of the loop: their tries on the
+  // loop never add up to one long stall.
+  await new Promise<void>((resolve) => setImmediate(resolve));
   const onLoop = renderPrompt(template, vars, LOOP_RENDER_LIMITS);
   if (onLoop.ok || !onLoop.diagnostics.some((d) => d.code === RENDER_LIMIT_CODE)) return onLoop;
   return renderOffThread(template, vars, RUN_RENDER_LIMITS);
 }
 
-/** Renders on the render thread within `limits`; an overrun fails as `template.render_limit`. */
+/**
+ * Renders on the render thread within `limits` (the thread compiles the template's source with
+ * the runtime engine); an overrun fails as `template.render_limit`. Never rejects.
+ */
 export function renderOffThread(
   template: PromptTemplate,
   vars: PromptVariables,
@@ -191,8 +195,8 @@ function createWorker(): Worker {
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./render-thread.js', import.meta.url), options);
   const entry = new URL('./render-thread.ts', import.meta.url).href;
-  const tsxManifest = pathToFileURL(createRequire(import.meta.url).resolve('tsx/package.json'));
-  const tsxApi = new URL('./dist/esm/api/index.mjs', tsxManifest).href;
+  // tsx's public ESM API, resolved from here (an eval'd worker would resolve from the cwd).
+  const tsxApi = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(bootstrap, { ...options, eval: true });
 }

@@ -223,7 +223,7 @@ export class Api {
       uptimeMs: sources.nowMs() - sources.startedAtMs,
       checks: {
         database: check(() => sources.store.ping()),
-        store_writes: check(() => snapshot !== null && snapshot.store.available),
+        store_writes: check(() => snapshot?.store.available === true),
         first_tick: check(() => snapshot !== null && snapshot.ticks > 0),
         workflow: check(() => sources.config().tracker.kind !== ''),
         draining: check(() => snapshot !== null && !snapshot.draining),

@@ -229,32 +229,53 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
  */
 function parseLeniently(raw: Record<string, unknown>): { data: FrontMatter | null; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
+  // Keyed by code and path; with thousands of bad values, scanning the list per issue was quadratic.
+  const reported = new Set<string>();
   let current: Record<string, unknown> = structuredClone(raw);
   for (let round = 0; round < 20; round++) {
     const parsed = frontMatterSchema.safeParse(current);
     if (parsed.success) return { data: parsed.data, issues };
+    const failing: (readonly (string | number)[])[] = [];
     for (const issue of parsed.error.issues) {
       const converted = schemaIssue(issue, current);
-      if (!issues.some((i) => i.code === converted.code && i.path.join('.') === converted.path.join('.')))
+      const key = JSON.stringify([converted.code, converted.path]);
+      if (!reported.has(key)) {
+        reported.add(key);
         issues.push(converted);
-      current = withoutPath(current, converted.path);
+      }
+      failing.push(converted.path);
     }
+    current = withoutPaths(current, failing);
   }
   return { data: null, issues };
 }
 
-function withoutPath(
+/**
+ * A copy of `raw` without the values at `keyPaths` (one copy for all of them, not one per path).
+ * List items go from the highest index down, so removing one does not shift the next.
+ */
+function withoutPaths(
   raw: Record<string, unknown>,
-  keyPath: readonly (string | number)[],
+  keyPaths: readonly (readonly (string | number)[])[],
 ): Record<string, unknown> {
-  if (keyPath.length === 0) return {};
+  if (keyPaths.some((keyPath) => keyPath.length === 0)) return {};
   const copy = structuredClone(raw);
-  let node: unknown = copy;
-  for (const key of keyPath.slice(0, -1)) {
-    if (node === null || typeof node !== 'object') return copy;
-    node = (node as Record<string | number, unknown>)[key];
-  }
-  if (node !== null && typeof node === 'object') {
+  const parentOf = (keyPath: readonly (string | number)[]): unknown => {
+    let node: unknown = copy;
+    for (const key of keyPath.slice(0, -1)) {
+      if (node === null || typeof node !== 'object') return null;
+      node = (node as Record<string | number, unknown>)[key];
+    }
+    return node;
+  };
+  const byIndexDescending = [...keyPaths].sort((a, b) => {
+    const last = (p: readonly (string | number)[]) => p[p.length - 1];
+    const [x, y] = [last(a), last(b)];
+    return typeof x === 'number' && typeof y === 'number' ? y - x : 0;
+  });
+  for (const keyPath of byIndexDescending) {
+    const node = parentOf(keyPath);
+    if (node === null || typeof node !== 'object') continue;
     const last = keyPath[keyPath.length - 1] as string | number;
     if (Array.isArray(node)) node.splice(Number(last), 1);
     else delete (node as Record<string | number, unknown>)[last];

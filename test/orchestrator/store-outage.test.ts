@@ -62,7 +62,7 @@ const WORKFLOW = HARNESS_WORKFLOW.replace(
 describe('a database that stops taking writes', () => {
   it('mid-run: the finished run waits in memory, nothing new starts, and all of it is recorded once writes work again', async () => {
     const disk = { full: false };
-    let finish = () => undefined as void;
+    let finish: () => void = () => undefined;
     const hold = new Promise<void>((resolve) => {
       finish = resolve;
     });
@@ -144,5 +144,31 @@ describe('a workspace that cannot be created', () => {
     });
     await s.firstRun();
     expect(s.store.runsForIssue('issue-1', 5)[0]).toMatchObject({ errorKind });
+  });
+});
+
+describe('starting a run', () => {
+  it('is one write: when its last part is refused, no run row is left without its count', async () => {
+    const failTotals = { on: true };
+    const s = harness({
+      scripts: [{ error: null }],
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, key, receiver) {
+            const value = Reflect.get(target, key, receiver);
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (key === 'addTotals' && failTotals.on) {
+                throw new PersistenceError('io_failed', 'add totals on state.db: disk I/O error');
+              }
+              return value.apply(target, args);
+            };
+          },
+        }),
+    });
+    await s.orchestrator.tick();
+    expect(s.store.runsForIssue('issue-1', 5)).toEqual([]);
+    expect(s.store.totals().runsStarted).toBe(0);
+    expect(s.store.issueBudget('issue-1')?.sessions ?? 0).toBe(0);
   });
 });

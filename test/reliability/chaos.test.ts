@@ -2,7 +2,9 @@
  * The chaos suite: `orchestrator run` over a workload with handoffs, a crash-then-retry, a
  * stall, budgets, a blocker, a BLOCKED question and hooks, while it is SIGKILLed at random
  * moments, its agents and hooks are SIGKILLed at random, and the disk under its database
- * fills and frees again. After every kill and at the end it checks what an operator relies on:
+ * fills and frees again; and a second run against the fake GitHub answering one call in five
+ * with a server error or a refusal, while it is SIGKILLed at random. After every kill and at
+ * the end it checks what an operator relies on:
  *  - no retry is lost and no run stays open after a restart;
  *  - never two live agents, nor two live hooks, for one issue;
  *  - every finished turn is recorded once; totals and budgets equal the sum of the runs;
@@ -19,6 +21,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ownerTag } from '../../src/orchestrator/orphans.js';
 import { fillDisk } from '../support/disk.js';
+import { type FakeGithub, startFakeGithub } from '../support/fake-github/server.js';
 import {
   AgentMonitor,
   createProject,
@@ -45,9 +48,12 @@ const RETRYABLE = new Set(['response_timeout', 'turn_timeout', 'port_exit', 'res
 /** Fields of an issue the service may write; everything else must stay byte-for-byte as it was. */
 const WRITTEN_FIELDS = new Set(['state', 'comments', 'updated_at']);
 
+const TOKEN = 'ghp_chaosSecretToken_5d2e8f1a9b3c';
 const mounts: string[] = [];
-afterEach(() => {
+const fakes: FakeGithub[] = [];
+afterEach(async () => {
   for (const dir of mounts.splice(0)) spawnSync('umount', ['-l', dir]);
+  for (const fake of fakes.splice(0)) await fake.close();
 });
 
 /** Live hook process groups per issue, sampled from /proc (hooks carry the issue id and the owner tag). */
@@ -127,7 +133,7 @@ describe.skipIf(SKIP)('chaos', () => {
         tracker: { in_progress_state: 'In Progress', comments: { on_completion: true, on_failure: true } },
         polling: { interval_ms: 200 },
         db_path: 'db/state.db',
-        hooks: { after_create: 'echo made > made.txt', before_run: 'sleep 0.3', timeout_ms: 10_000 },
+        hooks: { after_create: 'echo made > made.txt', before_run: 'sleep 0.8', timeout_ms: 10_000 },
         agent: {
           max_turns: 1,
           max_concurrent_agents: 4,
@@ -347,6 +353,129 @@ describe.skipIf(SKIP)('chaos', () => {
     console.log(
       `chaos figures: ${counts.kills} orchestrator kills, ${counts.agentKills} agent kills, ${counts.hookKills} hook kills, ` +
         `${counts.diskFills} disk fills, ${runs.length} runs, ${counts.checks} retry checks, ${violations.length} violations`,
+    );
+  });
+
+  it(`a tracker failing 20 % of its calls, with ${Math.ceil(KILLS / 2)} random SIGKILLs, loses no handoff and no retry`, {
+    timeout: 20 * 60_000,
+  }, async () => {
+    const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31) + 1;
+    console.log(`chaos (tracker faults) seed: ${seed}`);
+    const random = seededRandom(seed);
+    const fake: FakeGithub = await startFakeGithub({ token: TOKEN });
+    fakes.push(fake);
+    for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) fake.addLabel(label);
+    const numbers = [
+      fake.addIssue({ title: 'one', body: '!ok one', labels: ['Todo'] }),
+      fake.addIssue({ title: 'two', body: '!crash once\n!ok two', labels: ['Todo'] }),
+      fake.addIssue({ title: 'three', body: '!usage 100 10\n!ok three', labels: ['Todo'] }),
+      fake.addIssue({ title: 'four', body: '!blocked which one?', labels: ['Todo'] }),
+    ];
+    const expected = new Map([
+      [numbers[0], 'review'],
+      [numbers[1], 'review'],
+      [numbers[2], 'review'],
+      [numbers[3], 'blocked'],
+    ]);
+    // Every request the service makes fails one time in five: half as a server error (which
+    // the client retries), half as a refusal it does not retry.
+    const faults = { serverErrors: 0, refusals: 0 };
+    let draw = 1;
+    fake.failNext(Number.MAX_SAFE_INTEGER, 502, () => {
+      draw = random();
+      if (draw < 0.1) faults.serverErrors += 1;
+      return draw < 0.1;
+    });
+    fake.failNext(Number.MAX_SAFE_INTEGER, 422, () => {
+      if (draw >= 0.1 && draw < 0.2) faults.refusals += 1;
+      return draw >= 0.1 && draw < 0.2;
+    });
+    const project = createProject({
+      issues: [],
+      traceAgents: true,
+      config: {
+        tracker: {
+          kind: 'github',
+          endpoint: fake.url,
+          api_key: '$GITHUB_TOKEN',
+          project: `${fake.owner}/${fake.repo}`,
+          active_states: ['Todo', 'In Progress'],
+          terminal_states: ['Done'],
+          in_progress_state: 'In Progress',
+          handoff_state: 'Review',
+          blocked_state: 'Blocked',
+        },
+        file: null,
+        github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 5_000 },
+        polling: { interval_ms: 200 },
+        agent: { max_turns: 1, max_concurrent_agents: 4, max_retry_backoff_ms: 500 },
+      },
+    });
+    const monitor = new AgentMonitor(project).start();
+    const label = (n: number) =>
+      fake
+        .issue(n)
+        .labels.map((l) => l.toLowerCase())
+        .find((l) => ['review', 'blocked', 'todo', 'in progress'].includes(l));
+    const done = () => [...expected].every(([n, want]) => label(n as number) === want);
+    const violations: string[] = [];
+    const rounds = Math.ceil(KILLS / 2);
+    for (let k = 1; k <= rounds; k++) {
+      const service = startService(project, {
+        logName: `gh-${String(k).padStart(2, '0')}.jsonl`,
+        env: { GITHUB_TOKEN: TOKEN },
+      });
+      await service
+        .waitForLog('the service to start', (l) => l.msg === 'orchestrator starting', { timeoutMs: 30_000 })
+        .catch(() => undefined);
+      await sleep(Math.round(500 + random() * 3_000));
+      service.kill('SIGKILL');
+      await service.exit;
+      monitor.sample();
+      for (const line of service.logsWith('killed processes left by an earlier orchestrator')) {
+        monitor.noteKilled((line.pids as number[]) ?? [], Date.parse(line.time));
+      }
+      const runs = dbRuns(project.dbPath);
+      const retryIds = new Set(dbRetries(project.dbPath).map((r) => r.issue_id));
+      for (const issueId of new Set(runs.map((r) => r.issue_id))) {
+        const newest = runs.filter((r) => r.issue_id === issueId).at(-1);
+        if (newest === undefined || newest.exit_kind !== 'failed' || !RETRYABLE.has(newest.error_kind ?? ''))
+          continue;
+        if (!retryIds.has(issueId)) violations.push(`round ${k}: retry lost for run ${newest.id}`);
+      }
+    }
+    const final = startService(project, { logName: 'gh-final.jsonl', env: { GITHUB_TOKEN: TOKEN } });
+    await waitFor('every issue handed off or blocked', done, {
+      timeoutMs: 180_000,
+      explain: () => final.tail(),
+    });
+    await waitIdle(final);
+    const stopped = await final.stop(30_000);
+    monitor.stop();
+    for (const [n, want] of expected) expect(label(n as number), `issue #${n}`).toBe(want);
+    const runs = dbRuns(project.dbPath);
+    expect(
+      runs.filter((r) => r.ended_at === null),
+      'no run left open',
+    ).toEqual([]);
+    expect(
+      readDb(project.dbPath, (db) => db.prepare('SELECT COUNT(*) AS n FROM pending_transitions').get()),
+    ).toEqual({ n: 0 });
+    const totals = readDb(project.dbPath, (db) =>
+      db.prepare('SELECT total_tokens, runs_started FROM totals').get(),
+    ) as {
+      total_tokens: number;
+      runs_started: number;
+    };
+    expect(totals.total_tokens).toBe(runs.reduce((sum, r) => sum + r.total_tokens, 0));
+    expect(totals.runs_started).toBe(runs.length);
+    for (const [issueKey, live] of monitor.maxLivePerIssue()) {
+      if (live.max > 1) violations.push(`${issueKey}: ${live.max} live agents at once`);
+    }
+    expect(violations).toEqual([]);
+    expect(stopped, final.tail()).toMatchObject({ code: 0, killed: false });
+    console.log(
+      `chaos figures (tracker faults): ${rounds} kills, ${faults.serverErrors} server errors and ${faults.refusals} refusals injected, ${runs.length} runs, ${violations.length} violations`,
     );
   });
 });
