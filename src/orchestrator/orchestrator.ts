@@ -48,6 +48,12 @@ import { isStoreFault, type StoreStatus, WriteBacklog } from './write-backlog.js
 const SHUTDOWN_DRAIN_MS = 30_000;
 /** How often writes the database refused are tried again. */
 export const STORE_RETRY_MS = 2_000;
+/**
+ * Spend reported mid-turn reaches the database at most this long after it was reported: the
+ * first report after a quiet spell is written at once, later ones together at the end of the
+ * interval (one write for every run), and a turn's or run's end writes its run's at once.
+ */
+export const PROGRESS_WRITE_INTERVAL_MS = 250;
 const HOST_LOCAL = 'local';
 const RECONCILE_ACTIONS: Record<'terminal' | 'inactive' | 'missing', ReconcileAction> = {
   terminal: 'stop_terminal',
@@ -163,6 +169,13 @@ export class Orchestrator {
   private readonly pendingTransitions = new Map<string, PendingTransition>();
   /** Per open run: the usage its events already added to the budget and totals. */
   private readonly counted = new Map<number, { usage: TokenCounts; byModel: Record<string, TokenCounts> }>();
+  /** Per open run: counted usage not yet written, and the part of it new to the budget and totals. */
+  private readonly unwrittenProgress = new Map<
+    number,
+    { issueId: string; usage: TokenCounts; byModel: Record<string, TokenCounts>; delta: TokenCounts }
+  >();
+  /** Armed while a progress write was made less than PROGRESS_WRITE_INTERVAL_MS ago. */
+  private progressTimer: unknown = null;
   /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
   private readonly inFlight = new Set<Promise<void>>();
   private tickTimer: unknown = null;
@@ -407,6 +420,9 @@ export class Orchestrator {
       new Promise((resolve) => setTimeout(resolve, SHUTDOWN_DRAIN_MS).unref()),
     ]);
     await this.ticking;
+    if (this.progressTimer !== null) this.deps.clock.clearTimeout(this.progressTimer);
+    this.progressTimer = null;
+    this.writeProgress(null);
     if (this.storeRetryTimer !== null) this.deps.clock.clearTimeout(this.storeRetryTimer);
     this.storeRetryTimer = null;
     // One last try: what the database still refuses is named in the log, not lost silently.
@@ -767,6 +783,7 @@ export class Orchestrator {
           this.onChange();
         },
         onTurn: (record) => {
+          this.writeProgress(runId);
           this.write('turn', () =>
             store.recordTurn(runId, record.turn, record.startedAt, {
               ...record.result,
@@ -870,22 +887,55 @@ export class Orchestrator {
   }
 
   /**
-   * Writes a run's usage so far and adds what is new of it to the issue's budget and the
-   * totals at once, so tokens spent by a turn that never ends (the service killed mid-turn)
-   * still count. A write the database refuses waits in the backlog like every other.
+   * Adds what is new of a run's usage so far to the issue's budget and the totals at once,
+   * so tokens spent by a turn that never ends (the service killed mid-turn) still count, and
+   * has it written: at once after a quiet spell, else with the other runs' at the end of the
+   * interval (see PROGRESS_WRITE_INTERVAL_MS), since a usage event per streamed line made a
+   * commit per line. A write the database refuses waits in the backlog like every other.
    */
   private countProgress(entry: RunningEntry, usage: TokenCounts, byModel: Record<string, TokenCounts>): void {
     const counted = this.counted.get(entry.runId) ?? { usage: ZERO_TOKENS, byModel: {} };
     const next = { usage: maxCounts(usage, counted.usage), byModel: maxByModel(byModel, counted.byModel) };
     const delta = subtractCounts(next.usage, counted.usage);
     if (isZero(delta)) return;
-    const { runId } = entry;
-    const issueId = entry.issue.id;
-    this.write('run usage', () =>
-      this.deps.store.recordRunProgress(runId, issueId, { ...next, usageByModel: next.byModel, delta }),
-    );
     this.counted.set(entry.runId, next);
     this.totals.tokens = addCounts(this.totals.tokens, delta);
+    const waiting = this.unwrittenProgress.get(entry.runId);
+    this.unwrittenProgress.set(entry.runId, {
+      issueId: entry.issue.id,
+      usage: next.usage,
+      byModel: next.byModel,
+      delta: waiting === undefined ? delta : addCounts(waiting.delta, delta),
+    });
+    if (this.progressTimer === null) this.writeProgressNowAndWait();
+  }
+
+  /** Writes every run's unwritten progress now, then holds later progress for one interval. */
+  private writeProgressNowAndWait(): void {
+    this.writeProgress(null);
+    this.progressTimer = this.deps.clock.setTimeout(() => {
+      this.progressTimer = null;
+      if (this.unwrittenProgress.size > 0) this.writeProgressNowAndWait();
+    }, PROGRESS_WRITE_INTERVAL_MS);
+  }
+
+  /** Writes the unwritten progress of `runId` (null: of every run) in one write. */
+  private writeProgress(runId: number | null): void {
+    const runs = [...this.unwrittenProgress].filter(([id]) => runId === null || id === runId);
+    if (runs.length === 0) return;
+    for (const [id] of runs) this.unwrittenProgress.delete(id);
+    const { store } = this.deps;
+    this.write('run usage', () =>
+      store.transaction(() => {
+        for (const [id, progress] of runs) {
+          store.recordRunProgress(id, progress.issueId, {
+            usage: progress.usage,
+            usageByModel: progress.byModel,
+            delta: progress.delta,
+          });
+        }
+      }),
+    );
   }
 
   /** Reports what a session used since its previous usage event, per model. */
@@ -921,6 +971,8 @@ export class Orchestrator {
     // the run keeps the larger of the two figures (a turn cut off mid-way has no result).
     const counted = this.counted.get(entry.runId) ?? { usage: ZERO_TOKENS, byModel: {} };
     this.counted.delete(entry.runId);
+    // What the run's events counted is written before its end, which adds only the rest.
+    this.writeProgress(entry.runId);
     const usage = maxCounts(outcome.lastResult?.usage ?? ZERO_TOKENS, counted.usage);
     const usageByModel = maxByModel(outcome.lastResult?.usageByModel ?? {}, counted.byModel);
     const newUsage = subtractCounts(usage, counted.usage);

@@ -3,6 +3,7 @@
  * machine are evidence, not pass/fail). Each prints its figures and its target.
  */
 import { agentOutput } from './agent-output.js';
+import { apiLoad } from './api-load.js';
 import { claudeParse } from './claude-parse.js';
 import { fileTracker } from './file-tracker.js';
 import { githubPoll } from './github-poll.js';
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   'claude-parse': claudeParse,
   'orchestrator-throughput': orchestratorThroughput,
   'orchestrator-memory': orchestratorMemory,
+  'api-load': apiLoad,
   'agent-output': agentOutput,
   'github-poll': githubPoll,
   'file-tracker': fileTracker,

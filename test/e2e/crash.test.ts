@@ -22,6 +22,7 @@ import {
   dbRuns,
   makeIssue,
   ms,
+  RETRYABLE_KINDS,
   type RunRow,
   type ServiceHandle,
   seededRandom,
@@ -34,17 +35,7 @@ import {
 
 useServiceCleanup();
 
-/** Error kinds the README's table retries (everything else releases the claim). */
-const RETRYABLE = new Set([
-  'response_timeout',
-  'turn_timeout',
-  'port_exit',
-  'response_error',
-  'turn_failed',
-  'tracker_transport_error',
-  'tracker_api_error',
-  'usage_limit',
-]);
+const RETRYABLE = RETRYABLE_KINDS;
 
 const KILLS = Number(process.env.E2E_KILLS ?? 20);
 

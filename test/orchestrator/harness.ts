@@ -60,6 +60,8 @@ export interface Script {
   rateLimits?: { limitId: string; windows: RateLimitWindow[] };
   /** Run-cumulative usage reported as a `token_usage` event and in the result. */
   usage?: TokenCounts;
+  /** Run-cumulative usage reported as one `token_usage` event each, before `usage`. */
+  usageSteps?: TokenCounts[];
   /** When set, the turn waits for this promise before it ends (to act while it runs). */
   hold?: Promise<void>;
   error: { kind: AgentErrorKind; resetAtMs?: number | null } | null;
@@ -79,6 +81,9 @@ export function scriptedAdapter(scripts: Script[]): AgentAdapter & { runs: numbe
       const base = { at: new Date().toISOString(), agentPid: '' };
       if (script.rateLimits) params.onEvent({ ...base, type: 'rate_limits', ...script.rateLimits });
       const usage = script.usage ?? { ...ZERO_TOKENS };
+      for (const step of script.usageSteps ?? []) {
+        params.onEvent({ ...base, type: 'token_usage', usage: step, usageByModel: {}, model: null });
+      }
       if (script.usage !== undefined) {
         params.onEvent({ ...base, type: 'token_usage', usage, usageByModel: {}, model: null });
       }

@@ -76,6 +76,22 @@ export async function waitFor<T>(
   }
 }
 
+/** Error kinds the README's table retries (everything else releases the claim): the e2e oracle, kept apart from src/. */
+export const RETRYABLE_KINDS: ReadonlySet<string> = new Set([
+  'response_timeout',
+  'turn_timeout',
+  'port_exit',
+  'response_error',
+  'turn_failed',
+  'tracker_transport_error',
+  'tracker_api_error',
+  'usage_limit',
+  'host_unreachable',
+  'workspace_hook_failed',
+  'workspace_io_failed',
+  'workspace_busy',
+]);
+
 /** A small deterministic PRNG (mulberry32): the same seed gives the same sequence. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;

@@ -56,6 +56,17 @@ export function readProcStat(pid: number): ProcStat | null {
 
 /** Every process that is not a zombie; empty without `/proc`. */
 export function listLiveProcesses(): ProcStat[] {
+  return refreshLiveProcesses(new Map());
+}
+
+/**
+ * The processes listed in `/proc` now, reading the stat file only of pids `known` does not
+ * hold: a known pid keeps its known record, whose state and parent may since have changed
+ * (a zombie is still listed, a re-parented process still names its old parent). Listing
+ * `/proc` is one cheap call; reading one stat file per process is what makes a full walk
+ * cost tens of milliseconds on a busy machine. Empty without `/proc`.
+ */
+export function refreshLiveProcesses(known: ReadonlyMap<number, ProcStat>): ProcStat[] {
   if (!HAS_PROC_TABLE) return [];
   let names: string[];
   try {
@@ -67,7 +78,8 @@ export function listLiveProcesses(): ProcStat[] {
   for (const name of names) {
     const code = name.charCodeAt(0);
     if (code < 0x30 || code > 0x39) continue;
-    const stat = readProcStat(Number(name));
+    const pid = Number(name);
+    const stat = known.get(pid) ?? readProcStat(pid);
     if (stat && stat.state !== 'Z' && stat.state !== 'X') out.push(stat);
   }
   return out;

@@ -14,9 +14,22 @@
  * so trackers share walks: one timer per interval serves every tracker, and a
  * sample on output reuses any walk up to one interval old, so output adds at most
  * one walk per interval however many sessions print. Reaping and the sample before
- * a signal still walk afresh.
+ * a signal still walk afresh. Even one walk per interval read hundreds of files with a
+ * couple of hundred agents running, so the shared walks read only processes they have
+ * not seen: a process that was no agent's descendant when first seen never becomes
+ * one (an orphan moves up to a reaper, never under another process), so its record
+ * need not be read again. A known pid keeps its first record until the next full walk,
+ * at most FULL_WALK_MAX_AGE_MS later; only a pid reused within that time, long before
+ * the kernel's pid space wraps, could hide a descendant until then.
  */
-import { listLiveProcesses, type ProcStat, readProcStat, sendSignal, signalExists } from './proc-table.js';
+import {
+  listLiveProcesses,
+  type ProcStat,
+  readProcStat,
+  refreshLiveProcesses,
+  sendSignal,
+  signalExists,
+} from './proc-table.js';
 import type { Leftovers } from './spawn.js';
 
 /** A process recorded as a descendant of the agent: the pid plus its start time. */
@@ -41,21 +54,40 @@ const REAP_ROUND_PAUSE_MS = 15;
 /** How often a tracker samples unless told otherwise. */
 const DEFAULT_SAMPLE_INTERVAL_MS = 250;
 
-/** The last walk of `/proc`, whoever made it; `takenAtMs` is when the walk began (monotonic clock). */
-let lastWalk: { table: readonly ProcStat[]; takenAtMs: number } | null = null;
+/** How old the last full read of every process may be before a shared walk reads them all again. */
+export const FULL_WALK_MAX_AGE_MS = 5_000;
 
-/** A fresh walk of `/proc`, kept for `recentTable`. */
-function walkTable(): readonly ProcStat[] {
-  const takenAtMs = performance.now();
-  const table = listLiveProcesses();
-  lastWalk = { table, takenAtMs };
+/**
+ * The last walk of `/proc`, whoever made it, by pid too; `takenAtMs` is when it began and
+ * `fullAtMs` when the last walk that read every process began (monotonic clock).
+ */
+let lastWalk: {
+  table: readonly ProcStat[];
+  byPid: ReadonlyMap<number, ProcStat>;
+  takenAtMs: number;
+  fullAtMs: number;
+} | null = null;
+
+function keepWalk(table: readonly ProcStat[], takenAtMs: number, fullAtMs: number): readonly ProcStat[] {
+  lastWalk = { table, byPid: new Map(table.map((stat) => [stat.pid, stat])), takenAtMs, fullAtMs };
   return table;
 }
 
-/** The last walk when it began at most `maxAgeMs` ago, else a fresh one. */
+/** A fresh walk of `/proc` that reads every process, kept for `recentTable`. */
+function walkTable(): readonly ProcStat[] {
+  const takenAtMs = performance.now();
+  return keepWalk(listLiveProcesses(), takenAtMs, takenAtMs);
+}
+
+/**
+ * The last walk when it began at most `maxAgeMs` ago; else a walk that reads only the
+ * processes that walk did not have (all of them when its full read is too old).
+ */
 function recentTable(maxAgeMs: number): readonly ProcStat[] {
-  if (lastWalk !== null && performance.now() - lastWalk.takenAtMs <= maxAgeMs) return lastWalk.table;
-  return walkTable();
+  const nowMs = performance.now();
+  if (lastWalk !== null && nowMs - lastWalk.takenAtMs <= maxAgeMs) return lastWalk.table;
+  if (lastWalk === null || nowMs - lastWalk.fullAtMs > FULL_WALK_MAX_AGE_MS) return walkTable();
+  return keepWalk(refreshLiveProcesses(lastWalk.byPid), nowMs, lastWalk.fullAtMs);
 }
 
 /** Every live descendant of `rootPid` right now (not `rootPid` itself); [] without `/proc`. */

@@ -108,6 +108,21 @@ process.once('exit', () => {
   }
 });
 
+/**
+ * Spawns take turns, one per event-loop turn. `spawn` blocks the event loop until the child
+ * has exec'd, which on a loaded machine takes tens of milliseconds; a tick that dispatches
+ * hundreds of issues would otherwise spawn them back to back in one loop turn, and every HTTP
+ * request and timer would wait behind all of them rather than behind one.
+ */
+let lastSpawnTurn: Promise<void> = Promise.resolve();
+
+/** Resolves when the caller may spawn: after the previous caller's turn, in a later loop turn. */
+export function takeSpawnTurn(): Promise<void> {
+  const turn = lastSpawnTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  lastSpawnTurn = turn;
+  return turn;
+}
+
 const POLL_INTERVAL_MS = 10;
 /** How long `terminateGroup` waits for the group to vanish after SIGKILL. */
 const KILL_SETTLE_MS = 2_000;
@@ -118,6 +133,7 @@ export async function spawnAgentProcess(params: SpawnAgentProcessParams): Promis
   if (cwdProblem !== null) return { ok: false, code: 'bad_cwd', message: cwdProblem };
 
   let child: ChildProcess;
+  await takeSpawnTurn();
   try {
     child = spawn(params.command, [...params.args], {
       cwd: params.cwd,

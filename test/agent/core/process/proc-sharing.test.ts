@@ -3,9 +3,10 @@
  * tracker per output line and per timer tick saturated the event loop. Walks are counted
  * at `readdirSync('/proc')`, the one call every walk makes.
  */
+import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-const walks = vi.hoisted(() => ({ count: 0 }));
+const walks = vi.hoisted(() => ({ count: 0, statReads: [] as number[] }));
 
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>();
@@ -13,12 +14,24 @@ vi.mock('node:fs', async (importOriginal) => {
     if (args[0] === '/proc') walks.count++;
     return actual.readdirSync(...args);
   }) as typeof actual.readdirSync;
-  return { ...actual, default: { ...actual, readdirSync }, readdirSync };
+  const readFileSync = ((...args: Parameters<typeof actual.readFileSync>) => {
+    const stat = typeof args[0] === 'string' ? /^\/proc\/(\d+)\/stat$/.exec(args[0]) : null;
+    if (stat !== null) walks.statReads.push(Number(stat[1]));
+    return actual.readFileSync(...args);
+  }) as typeof actual.readFileSync;
+  return { ...actual, default: { ...actual, readdirSync, readFileSync }, readdirSync, readFileSync };
 });
 
-const { DescendantTracker, reapDescendants, snapshotDescendants } = await import(
+const { DescendantTracker, FULL_WALK_MAX_AGE_MS, reapDescendants, snapshotDescendants } = await import(
   '../../../../src/agent/core/process/reap.js'
 );
+
+/** Pids whose `/proc/<pid>/stat` was read while `action` runs. */
+function statReadsDuring(action: () => void): number[] {
+  const from = walks.statReads.length;
+  action();
+  return walks.statReads.slice(from);
+}
 
 const trackers: InstanceType<typeof DescendantTracker>[] = [];
 
@@ -69,6 +82,38 @@ describe.runIf(process.platform === 'linux')('shared /proc walks', () => {
     trackers.push(tracker);
     tracker.sampleRecent();
     expect(await walksDuring(() => tracker.sample())).toBe(1);
+  });
+
+  it('a shared walk reads only processes it has not seen, and still finds a child born since', async () => {
+    const tracker = new DescendantTracker(process.pid, { intervalMs: 0 });
+    trackers.push(tracker);
+    const full = statReadsDuring(() => tracker.sample());
+    expect(full).toContain(process.pid);
+    const child = spawn('sleep', ['5'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => child.once('spawn', resolve));
+      const again = statReadsDuring(() => tracker.sampleRecent(0));
+      // Our own process was read by the full walk: its record is reused, not read again.
+      expect(again).not.toContain(process.pid);
+      expect(again).toContain(child.pid);
+      expect(again.length).toBeLessThan(full.length);
+      expect(tracker.snapshot().map((r) => r.pid)).toContain(child.pid);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('a shared walk reads every process again once the last full read is too old', () => {
+    const tracker = new DescendantTracker(process.pid, { intervalMs: 0 });
+    trackers.push(tracker);
+    tracker.sample();
+    const now = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockReturnValue(now + FULL_WALK_MAX_AGE_MS + 1);
+    try {
+      expect(statReadsDuring(() => tracker.sampleRecent(0))).toContain(process.pid);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('a stopped tracker is no longer sampled, and the last one stops the timer', async () => {
