@@ -28,6 +28,30 @@ import { loadWorkflow } from '../../src/workflow/load.js';
 
 export const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 
+/** Usage of `input` input tokens and nothing else. */
+export const inputTokens = (input: number): TokenCounts => ({
+  inputTokens: input,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  totalTokens: input,
+});
+
+/** A `wrapStore` that calls `before(method)` ahead of every store call; it may throw to fail the call. */
+export function interceptStore(before: (method: string) => void) {
+  return (store: Store): OrchestratorStore =>
+    new Proxy(store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          before(String(key));
+          return value.apply(target, args);
+        };
+      },
+    });
+}
+
 /** A clock the test moves; timers fire when it passes them. */
 export class TestClock implements Clock {
   now = T0;

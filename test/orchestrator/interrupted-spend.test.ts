@@ -5,16 +5,9 @@
  * restart after SIGKILL would find it.
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounts } from '../../src/domain/agent.js';
-import { HARNESS_WORKFLOW, harness } from './harness.js';
+import { HARNESS_WORKFLOW, harness, inputTokens } from './harness.js';
 
-const tokens = (input: number): TokenCounts => ({
-  inputTokens: input,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  totalTokens: input,
-});
+const tokens = inputTokens;
 const never = new Promise<void>(() => undefined);
 const WORKFLOW = HARNESS_WORKFLOW.replace('  max_turns: 1\n', '  max_turns: 1\n  max_tokens: 50000\n');
 

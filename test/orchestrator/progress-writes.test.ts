@@ -6,19 +6,10 @@
  * run ends. The store here is the real one, with its progress writes counted.
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounts } from '../../src/domain/agent.js';
 import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/orchestrator/orchestrator.js';
-import type { OrchestratorStore } from '../../src/orchestrator/ports.js';
-import type { Store } from '../../src/persistence/index.js';
-import { HARNESS_WORKFLOW, harness } from './harness.js';
+import { HARNESS_WORKFLOW, harness, inputTokens, interceptStore } from './harness.js';
 
-const tokens = (input: number): TokenCounts => ({
-  inputTokens: input,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  totalTokens: input,
-});
+const tokens = inputTokens;
 const never = new Promise<void>(() => undefined);
 const WORKFLOW = HARNESS_WORKFLOW.replace('  max_turns: 1\n', '  max_turns: 1\n  max_tokens: 500000\n');
 /** Run-cumulative usage after each of 100 reports of 1,000 tokens. */
@@ -26,17 +17,9 @@ const STEPS = Array.from({ length: 100 }, (_, i) => tokens((i + 1) * 1_000));
 
 /** The real store, counting the runs whose progress it was asked to write. */
 function counting(writes: { runs: number }) {
-  return (store: Store): OrchestratorStore =>
-    new Proxy(store, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (key === 'recordRunProgress') writes.runs += 1;
-          return value.apply(target, args);
-        };
-      },
-    });
+  return interceptStore((method) => {
+    if (method === 'recordRunProgress') writes.runs += 1;
+  });
 }
 
 describe('mid-turn spend writes', () => {

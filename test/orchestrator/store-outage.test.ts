@@ -5,12 +5,10 @@
  * the real one behind a switch that makes every write fail as SQLite does on a full disk.
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounts } from '../../src/domain/agent.js';
 import { STORE_RETRY_MS } from '../../src/orchestrator/orchestrator.js';
-import type { OrchestratorStore } from '../../src/orchestrator/ports.js';
-import { PersistenceError, type Store } from '../../src/persistence/index.js';
+import { PersistenceError } from '../../src/persistence/index.js';
 import { WorkspaceError } from '../../src/workspace/errors.js';
-import { HARNESS_WORKFLOW, harness } from './harness.js';
+import { HARNESS_WORKFLOW, harness, inputTokens, interceptStore } from './harness.js';
 
 const WRITES = new Set([
   'startRun',
@@ -32,28 +30,14 @@ const WRITES = new Set([
 
 /** The real store, whose writes fail with `io_failed` while `disk.full` is true. */
 function switchable(disk: { full: boolean }) {
-  return (store: Store): OrchestratorStore =>
-    new Proxy(store, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (disk.full && WRITES.has(String(key))) {
-            throw new PersistenceError('io_failed', `${String(key)} on state.db: database or disk is full`);
-          }
-          return value.apply(target, args);
-        };
-      },
-    });
+  return interceptStore((method) => {
+    if (disk.full && WRITES.has(method)) {
+      throw new PersistenceError('io_failed', `${method} on state.db: database or disk is full`);
+    }
+  });
 }
 
-const tokens = (input: number): TokenCounts => ({
-  inputTokens: input,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  totalTokens: input,
-});
+const tokens = inputTokens;
 const WORKFLOW = HARNESS_WORKFLOW.replace(
   '  terminal_states: [Done]\n',
   '  terminal_states: [Done]\n  handoff_state: Review\n',
@@ -152,19 +136,11 @@ describe('starting a run', () => {
     const failTotals = { on: true };
     const s = harness({
       scripts: [{ error: null }],
-      wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, key, receiver) {
-            const value = Reflect.get(target, key, receiver);
-            if (typeof value !== 'function') return value;
-            return (...args: unknown[]) => {
-              if (key === 'addTotals' && failTotals.on) {
-                throw new PersistenceError('io_failed', 'add totals on state.db: disk I/O error');
-              }
-              return value.apply(target, args);
-            };
-          },
-        }),
+      wrapStore: interceptStore((method) => {
+        if (method === 'addTotals' && failTotals.on) {
+          throw new PersistenceError('io_failed', 'add totals on state.db: disk I/O error');
+        }
+      }),
     });
     await s.orchestrator.tick();
     expect(s.store.runsForIssue('issue-1', 5)).toEqual([]);
