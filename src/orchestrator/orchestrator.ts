@@ -169,11 +169,8 @@ export class Orchestrator {
   private readonly pendingTransitions = new Map<string, PendingTransition>();
   /** Per open run: the usage its events already added to the budget and totals. */
   private readonly counted = new Map<number, { usage: TokenCounts; byModel: Record<string, TokenCounts> }>();
-  /** Per open run: counted usage not yet written, and the part of it new to the budget and totals. */
-  private readonly unwrittenProgress = new Map<
-    number,
-    { issueId: string; usage: TokenCounts; byModel: Record<string, TokenCounts>; delta: TokenCounts }
-  >();
+  /** Per open run whose counted usage is not yet written: the part new to the budget and totals. */
+  private readonly unwrittenProgress = new Map<number, { issueId: string; delta: TokenCounts }>();
   /** Armed while a progress write was made less than PROGRESS_WRITE_INTERVAL_MS ago. */
   private progressTimer: unknown = null;
   /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
@@ -903,8 +900,6 @@ export class Orchestrator {
     const waiting = this.unwrittenProgress.get(entry.runId);
     this.unwrittenProgress.set(entry.runId, {
       issueId: entry.issue.id,
-      usage: next.usage,
-      byModel: next.byModel,
       delta: waiting === undefined ? delta : addCounts(waiting.delta, delta),
     });
     if (this.progressTimer === null) this.writeProgressNowAndWait();
@@ -919,21 +914,27 @@ export class Orchestrator {
     }, PROGRESS_WRITE_INTERVAL_MS);
   }
 
-  /** Writes the unwritten progress of `runId` (null: of every run) in one write. */
+  /** Writes the unwritten progress of `runId` (null: of every run) in one write: the counted usage and the new part. */
   private writeProgress(runId: number | null): void {
-    const runs = [...this.unwrittenProgress].filter(([id]) => runId === null || id === runId);
-    if (runs.length === 0) return;
-    for (const [id] of runs) this.unwrittenProgress.delete(id);
+    const one = runId === null ? undefined : this.unwrittenProgress.get(runId);
+    const pending =
+      runId === null ? [...this.unwrittenProgress] : one === undefined ? [] : [[runId, one] as const];
+    if (pending.length === 0) return;
+    const runs = pending.map(([id, progress]) => {
+      this.unwrittenProgress.delete(id);
+      const counted = this.counted.get(id) ?? { usage: ZERO_TOKENS, byModel: {} };
+      return {
+        id,
+        issueId: progress.issueId,
+        usage: counted.usage,
+        usageByModel: counted.byModel,
+        delta: progress.delta,
+      };
+    });
     const { store } = this.deps;
     this.write('run usage', () =>
       store.transaction(() => {
-        for (const [id, progress] of runs) {
-          store.recordRunProgress(id, progress.issueId, {
-            usage: progress.usage,
-            usageByModel: progress.byModel,
-            delta: progress.delta,
-          });
-        }
+        for (const { id, issueId, ...progress } of runs) store.recordRunProgress(id, issueId, progress);
       }),
     );
   }
@@ -969,10 +970,10 @@ export class Orchestrator {
     }
     // What the run's events already counted stays counted; the exit adds only the rest, and
     // the run keeps the larger of the two figures (a turn cut off mid-way has no result).
-    const counted = this.counted.get(entry.runId) ?? { usage: ZERO_TOKENS, byModel: {} };
-    this.counted.delete(entry.runId);
     // What the run's events counted is written before its end, which adds only the rest.
     this.writeProgress(entry.runId);
+    const counted = this.counted.get(entry.runId) ?? { usage: ZERO_TOKENS, byModel: {} };
+    this.counted.delete(entry.runId);
     const usage = maxCounts(outcome.lastResult?.usage ?? ZERO_TOKENS, counted.usage);
     const usageByModel = maxByModel(outcome.lastResult?.usageByModel ?? {}, counted.byModel);
     const newUsage = subtractCounts(usage, counted.usage);
