@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeGithub, startFakeGithub } from '../support/fake-github/server.js';
+import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
 import {
   createProject,
   type ServiceHandle,
@@ -47,15 +47,7 @@ async function startAgainstFake(
     issues: [],
     config: {
       tracker: {
-        kind: 'github',
-        endpoint: fake.url,
-        api_key: '$GITHUB_TOKEN',
-        project: `${fake.owner}/${fake.repo}`,
-        active_states: ['Todo', 'In Progress'],
-        terminal_states: ['Done'],
-        in_progress_state: 'In Progress',
-        handoff_state: 'Review',
-        blocked_state: 'Blocked',
+        ...fakeGithubTracker(fake),
         comments: { on_dispatch: true, on_completion: true, on_blocked: true },
       },
       file: null,

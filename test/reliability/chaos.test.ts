@@ -21,7 +21,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ownerTag } from '../../src/orchestrator/orphans.js';
 import { fillDisk } from '../support/disk.js';
-import { type FakeGithub, startFakeGithub } from '../support/fake-github/server.js';
+import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
 import {
   AgentMonitor,
   createProject,
@@ -398,17 +398,7 @@ describe.skipIf(SKIP)('chaos', () => {
       issues: [],
       traceAgents: true,
       config: {
-        tracker: {
-          kind: 'github',
-          endpoint: fake.url,
-          api_key: '$GITHUB_TOKEN',
-          project: `${fake.owner}/${fake.repo}`,
-          active_states: ['Todo', 'In Progress'],
-          terminal_states: ['Done'],
-          in_progress_state: 'In Progress',
-          handoff_state: 'Review',
-          blocked_state: 'Blocked',
-        },
+        tracker: fakeGithubTracker(fake),
         file: null,
         github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 5_000 },
         polling: { interval_ms: 200 },

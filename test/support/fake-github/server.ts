@@ -516,6 +516,25 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** Starts a fake; remember to close it. */
+/** A workflow's `tracker:` block pointing the github kind at `fake`, with the label states the e2e suites use. */
+export function fakeGithubTracker(fake: {
+  url: string;
+  owner: string;
+  repo: string;
+}): Record<string, unknown> {
+  return {
+    kind: 'github',
+    endpoint: fake.url,
+    api_key: '$GITHUB_TOKEN',
+    project: `${fake.owner}/${fake.repo}`,
+    active_states: ['Todo', 'In Progress'],
+    terminal_states: ['Done'],
+    in_progress_state: 'In Progress',
+    handoff_state: 'Review',
+    blocked_state: 'Blocked',
+  };
+}
+
 export function startFakeGithub(options: FakeGithubOptions = {}): Promise<FakeGithub> {
   return new FakeGithub(options).start();
 }
