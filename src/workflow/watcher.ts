@@ -3,24 +3,23 @@
  * that fails keeps the last good workflow and reports the diagnostics, and a later
  * good save promotes itself. The traps it avoids: editors save by writing a temp
  * file and renaming it over the original, which a raw fs.watch on the file loses
- * once the watched inode is gone, so chokidar watches the parent directory (only
- * this file's name passes the filter) and re-attaches across renames; and one save
- * arrives as a burst of events, so reloads wait for writes to settle and are
- * debounced. The watcher is an accelerator only: the caller also calls `reload()`
- * on every tick, which is cheap when the bytes have not changed.
+ * once the watched inode is gone, so the parent directory is watched and only
+ * events naming this file count; and one save arrives as a burst of events, so
+ * reloads wait until the file has been quiet for the debounce period (a writer still
+ * writing keeps postponing it). The directory is watched with a bare `fs.watch`, not
+ * a library that re-lists the directory and stats every entry on each event: the
+ * database, the tracker file and logs often live beside WORKFLOW.md and change many
+ * times a second under load. The watcher is an accelerator only: the caller also
+ * calls `reload()` on every tick, which is cheap when the bytes have not changed.
  */
-import { readFileSync } from 'node:fs';
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { watch } from 'chokidar';
 import type { Diagnostic } from '../domain/diagnostic.js';
 import type { LoadResult, Workflow } from './load.js';
 
 /** Quiet period after the last file event before a reload. */
 export const DEFAULT_WATCH_DEBOUNCE_MS = 50;
-/** How long the file size must stay still before chokidar reports a write. */
-const WRITE_STABILITY_MS = 50;
-const WRITE_POLL_MS = 10;
 
 export interface WatchWorkflowOptions {
   /** The workflow the caller loaded at start; `current()` until a good reload replaces it. */
@@ -38,7 +37,7 @@ export interface WatchWorkflowOptions {
   /** Quiet period after the last file event before reloading, in ms. */
   debounceMs?: number;
   /**
-   * Called with a chokidar error, or with an exception thrown by `onChange`/`onError`
+   * Called with a file system watch error, or with an exception thrown by `onChange`/`onError`
    * during a file-triggered reload: nothing escapes the watcher's own callbacks.
    * Default: ignored (the caller's per-tick `reload()` covers missed events).
    */
@@ -58,7 +57,7 @@ export interface WorkflowWatcher {
   reload(): LoadResult;
   /** Stops watching and cancels a pending reload; `reload()` keeps working. */
   close(): Promise<void>;
-  /** Resolves once the file system watch is in place (or the watcher is closed). */
+  /** Resolves once the file system watch is in place (or the watcher is closed); at once, today. */
   ready: Promise<void>;
 }
 
@@ -118,30 +117,19 @@ export function watchWorkflow(workflowPath: string, options: WatchWorkflowOption
     timer = setTimeout(fire, debounceMs);
   };
 
-  const watcher = watch(dir, {
-    ignoreInitial: true,
-    depth: 0,
-    ignored: (p: string) => {
-      const abs = path.resolve(p);
-      return abs !== dir && abs !== file;
-    },
-    awaitWriteFinish: { stabilityThreshold: WRITE_STABILITY_MS, pollInterval: WRITE_POLL_MS },
-  });
-  watcher.on('all', (event, p) => {
-    try {
-      if ((event === 'add' || event === 'change' || event === 'unlink') && path.resolve(p) === file)
-        schedule();
-    } catch (error) {
-      report(error);
-    }
-  });
-  watcher.on('error', report);
-
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
-  watcher.once('ready', () => markReady());
+  const name = path.basename(file);
+  let watcher: FSWatcher | null = null;
+  try {
+    watcher = watch(dir, (_event, changed) => {
+      // Some platforms cannot name the file; a reload of unchanged bytes costs a read and a compare.
+      if (changed === null || changed.toString() === name) schedule();
+    });
+    watcher.on('error', report);
+  } catch (error) {
+    // A directory that cannot be watched leaves the per-tick reload to find changes.
+    report(error);
+  }
+  const ready = Promise.resolve();
 
   return {
     current: () => current,
@@ -152,8 +140,7 @@ export function watchWorkflow(workflowPath: string, options: WatchWorkflowOption
       closed = true;
       if (timer !== null) clearTimeout(timer);
       timer = null;
-      markReady();
-      await watcher.close();
+      watcher?.close();
     },
   };
 }

@@ -15,6 +15,7 @@ import type { ProcessExit } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES, type LineResult, splitLines } from './lines.js';
 import { HAS_PROC_TABLE, listLiveProcesses, sendSignal, signalExists } from './proc-table.js';
 import { trackLocalLeftovers } from './reap.js';
+import { SpawnPacer } from './spawn-pacing.js';
 import { BoundedStderr, type BoundedStderrOptions } from './stderr.js';
 
 export interface SpawnAgentProcessParams {
@@ -108,20 +109,8 @@ process.once('exit', () => {
   }
 });
 
-/**
- * Spawns take turns, one per event-loop turn. `spawn` blocks the event loop until the child
- * has exec'd, which on a loaded machine takes tens of milliseconds; a tick that dispatches
- * hundreds of issues would otherwise spawn them back to back in one loop turn, and every HTTP
- * request and timer would wait behind all of them rather than behind one.
- */
-let lastSpawnTurn: Promise<void> = Promise.resolve();
-
-/** Resolves when the caller may spawn: after the previous caller's turn, in a later loop turn. */
-export function takeSpawnTurn(): Promise<void> {
-  const turn = lastSpawnTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-  lastSpawnTurn = turn;
-  return turn;
-}
+/** Agent starts share one pacer: the event loop they block is the one every session and request shares. */
+const agentStarts = new SpawnPacer();
 
 const POLL_INTERVAL_MS = 10;
 /** How long `terminateGroup` waits for the group to vanish after SIGKILL. */
@@ -133,15 +122,16 @@ export async function spawnAgentProcess(params: SpawnAgentProcessParams): Promis
   if (cwdProblem !== null) return { ok: false, code: 'bad_cwd', message: cwdProblem };
 
   let child: ChildProcess;
-  await takeSpawnTurn();
   try {
-    child = spawn(params.command, [...params.args], {
-      cwd: params.cwd,
-      env: { ...params.env },
-      detached: true,
-      stdio: [params.stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    child = await agentStarts.run(() =>
+      spawn(params.command, [...params.args], {
+        cwd: params.cwd,
+        env: { ...params.env },
+        detached: true,
+        stdio: [params.stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      }),
+    );
   } catch (error) {
     return {
       ok: false,
