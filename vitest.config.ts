@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Removes local test users (orchssh*) a crashed or killed run left, before and after a run.
+    globalSetup: ['test/support/global-setup.ts'],
   },
 });

@@ -57,17 +57,19 @@ await build({
   plugins: [importMetaPlugin],
 });
 
-// One representative run writes the code cache.
+// One representative run writes the code cache. Its report is shown only when it fails: a
+// build that printed a validate report read as a second `validate` step in `make run`.
 const run = spawnSync(
   process.execPath,
   [path.join(dist, 'cli', 'main.js'), 'validate', 'WORKFLOW.example.md'],
   {
     cwd: root,
     env: { ...process.env, ORCHESTRATOR_WRITE_CODE_CACHE: '1' },
-    stdio: 'inherit',
+    encoding: 'utf8',
   },
 );
 if (run.status !== 0) {
+  process.stderr.write(`${run.stdout ?? ''}${run.stderr ?? ''}`);
   console.error('bundle-cli: the cache-writing run failed');
   process.exit(1);
 }

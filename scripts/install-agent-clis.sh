@@ -16,6 +16,9 @@ CACHE_DIR="${AGENT_CLIS_DIR:-.cache/agent-clis}"
 CLIS=(
   "claude claude @anthropic-ai/claude-code@2.1.197 @anthropic-ai/claude-code-linux-x64@2.1.197"
   "codex codex @openai/codex@0.171.0 @openai/codex-linux-x64@npm:@openai/codex@0.171.0-linux-x64"
+  "copilot copilot @github/copilot@1.0.102 @github/copilot-linux-x64@1.0.102"
+  "opencode opencode opencode-ai@1.18.33 opencode-linux-x64@1.18.33"
+  "gemini gemini @google/gemini-cli@0.61.0"
 )
 
 install_cli() {
@@ -38,8 +41,31 @@ install_cli() {
     echo "agent CLI $name: $dir/node_modules/.bin/$bin is missing after the install" >&2
     return 1
   fi
+  check_version "$name" "$dir" "$bin"
   printf '%s' "$want" >"$stamp"
   echo "agent CLI $name: installed at $dir/node_modules/.bin/$bin"
+}
+
+# Runs `<bin> --version` once after an install, so a broken install fails here and not in a
+# test. HOME and the XDG folders point at a scratch folder (the CLIs write state on any start),
+# except the cache: Copilot unpacks its runtime (about 235 MB) into $XDG_CACHE_HOME/copilot on
+# its first start, and the tests share this warmed copy in <dir>/.xdg-cache.
+check_version() {
+  local name=$1 dir=$2 bin=$3
+  local scratch
+  scratch=$(mktemp -d)
+  local version
+  if ! version=$(env -i PATH="$PATH" HOME="$scratch" TERM=dumb LANG=C.UTF-8 \
+    XDG_CONFIG_HOME="$scratch/.config" XDG_DATA_HOME="$scratch/.local/share" \
+    XDG_STATE_HOME="$scratch/.local/state" XDG_CACHE_HOME="$dir/.xdg-cache" \
+    COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false \
+    "$dir/node_modules/.bin/$bin" --version </dev/null 2>&1); then
+    rm -rf "$scratch"
+    echo "agent CLI $name: \`$bin --version\` failed: $version" >&2
+    return 1
+  fi
+  rm -rf "$scratch"
+  echo "agent CLI $name: $(printf '%s' "$version" | head -n 1)"
 }
 
 selected=("$@")

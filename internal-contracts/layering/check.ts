@@ -82,6 +82,21 @@ export const NAME_EXCEPTIONS: readonly { file: string; name: string; why: string
     name: 'github',
     why: '`validate --format github` prints GitHub Actions workflow commands, a CI output format',
   },
+  {
+    file: 'src/agent/copilot-cli/command.ts',
+    name: 'github',
+    why: 'Copilot CLI reads its login from variables named after GitHub (COPILOT_GITHUB_TOKEN, GITHUB_TOKEN)',
+  },
+  {
+    file: 'src/agent/opencode/command.ts',
+    name: 'gemini',
+    why: "OpenCode's Google provider reads its key from GEMINI_API_KEY, among others",
+  },
+  {
+    file: 'src/agent/opencode/command.ts',
+    name: 'claude',
+    why: "OpenCode's switch that stops it reading ~/.claude instructions and skills is OPENCODE_DISABLE_CLAUDE_CODE",
+  },
 ];
 
 /** An import, re-export, dynamic import or import type found in a file. */

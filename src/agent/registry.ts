@@ -12,6 +12,46 @@ import { checkSources, type UsageDisposition, type UsageSources, usageDispositio
 /** The syntax in which a runtime reads tool-server configuration; `none` needs a reason. */
 export type McpDialect = 'none' | 'mcp-json' | 'toml-config';
 
+/** What a sandbox probe is given: the setup as a working session of the kind would get it. */
+export interface SandboxProbeInput {
+  /** `agent.command`; null = the kind's default. */
+  command: string | null;
+  /** The kind's pass-through block as the workflow gives it (unparsed). */
+  options: Record<string, unknown>;
+  /** The agent's environment (HOME, TMPDIR, PATH …), as sessions get it. */
+  env: Record<string, string>;
+  /** An existing folder standing for an issue workspace; the probe's command may write there. */
+  workspacePath: string;
+  timeoutMs: number;
+}
+
+/** What a sandbox probe found. */
+export type SandboxProbeResult =
+  /** The configured sandbox ran a command (writing in the workspace where the mode allows it). */
+  | { status: 'usable'; detail: string }
+  /** The configured mode confines nothing, so there is nothing to probe. */
+  | { status: 'off'; detail: string }
+  /**
+   * The sandbox cannot run the agent's commands. `summary` says what failed, `cause` is the
+   * runtime's own words, `fixes` the settings that help, most likely first.
+   */
+  | { status: 'unusable'; summary: string; cause: string; fixes: readonly string[] }
+  /** The probe could not decide (the command is missing, or too old to be asked). */
+  | { status: 'unchecked'; reason: string };
+
+/**
+ * How a kind's runtime confines the shell commands the model asks for. A sandbox that
+ * cannot start usually fails every command while the turn still "succeeds", so each kind
+ * says whether it can be asked before the first issue, and if not, what to check.
+ */
+export type SandboxDeclaration =
+  /** The runtime sandboxes commands and can be asked, with the workflow's settings, whether that works here. */
+  | { kind: 'probe'; probe: (input: SandboxProbeInput) => Promise<SandboxProbeResult> }
+  /** No sandbox of the runtime stands between the model and this machine (or no commands run); `reason` says which. */
+  | { kind: 'none'; reason: string }
+  /** The runtime may sandbox commands but offers no way to ask; `whatToCheck` tells the operator. */
+  | { kind: 'unprobeable'; whatToCheck: string };
+
 /** Parts of the agent's context a credential-verification request still carries. */
 export type VerificationComponent =
   | 'some_tools'
@@ -44,6 +84,10 @@ export interface AgentRuntimeDeclaration {
   usageLimitNotRecognizedReason?: string;
   /** The block key that stops the runtime resuming a session, or null when it resumes normally. */
   sessionResumeBlockedBy?: (options: Record<string, unknown>) => string | null;
+  /** How the runtime sandboxes tool commands, and whether start-up can ask it. */
+  sandbox: SandboxDeclaration;
+  /** How `orchestrator adapters` asks the command for its version when `--version` is slow or needs variables; absent = the default. */
+  versionProbe?: { timeoutMs?: number; env?: Readonly<Record<string, string>> };
 }
 
 export interface AgentKindRegistration {
@@ -79,6 +123,7 @@ export function checkDeclaration(kind: string, d: AgentRuntimeDeclaration): stri
       'effortForwarding',
       'verificationContext',
       'usageLimitRecognition',
+      'sandbox',
     ] as const
   ).filter((field) => (d as unknown as Record<string, unknown>)[field] === undefined);
   for (const field of missing) problems.push(`${field} is not declared`);
@@ -89,6 +134,7 @@ export function checkDeclaration(kind: string, d: AgentRuntimeDeclaration): stri
   if (d.usageLimitRecognition === 'not_recognized' && !d.usageLimitNotRecognizedReason?.trim()) {
     problems.push('usageLimitRecognition "not_recognized" needs usageLimitNotRecognizedReason');
   }
+  problems.push(...checkSandbox(d.sandbox));
   if (d.requiresCommand && d.defaultCommand !== null && d.defaultCommand.trim() === '') {
     problems.push('defaultCommand is empty');
   }
@@ -107,6 +153,19 @@ export function checkDeclaration(kind: string, d: AgentRuntimeDeclaration): stri
   }
   problems.push(...checkSources(d.usageSources).map((p) => `usageSources: ${p}`));
   return problems.map((p) => `agent kind ${kind}: ${p}`);
+}
+
+function checkSandbox(sandbox: SandboxDeclaration): string[] {
+  switch (sandbox.kind) {
+    case 'probe':
+      return typeof sandbox.probe === 'function' ? [] : ['sandbox "probe" needs a probe function'];
+    case 'none':
+      return sandbox.reason?.trim() ? [] : ['sandbox "none" needs a reason'];
+    case 'unprobeable':
+      return sandbox.whatToCheck?.trim() ? [] : ['sandbox "unprobeable" needs whatToCheck'];
+    default:
+      return [`sandbox kind "${(sandbox as { kind: unknown }).kind}" is not probe, none or unprobeable`];
+  }
 }
 
 /** Registers a kind; a second registration or a bad declaration is a programming error and throws. */

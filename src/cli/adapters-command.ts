@@ -1,12 +1,14 @@
 /**
  * `orchestrator adapters`: which agent kinds this machine can run. For each kind:
  * whether its command is on PATH, what `--version` says, and the declarations
- * operators need when writing a workflow (usage disposition, tool channel).
+ * operators need when writing a workflow (usage disposition, tool channel), and
+ * whether its sandbox can run commands here with the kind's default settings.
  */
 import { execFile } from 'node:child_process';
 import { resolveOnPath, splitCommand } from '../agent/core/launch-target.js';
 import '../agent/kinds.js';
-import { agentKinds } from '../agent/registry.js';
+import { type AgentRuntimeDeclaration, agentKinds } from '../agent/registry.js';
+import { type SandboxReport, sandboxReport } from './sandbox-health.js';
 
 /** How long a version probe may take before the kind is reported unhealthy. */
 export const HEALTH_TIMEOUT_MS = 2_000;
@@ -22,17 +24,56 @@ export interface AdapterReport {
   usageArrival: string | null;
   usageAttribution: string | null;
   mcpDialect: string | null;
+  /** Null for a kind this build cannot run, or when sandboxes were not probed. */
+  sandbox: SandboxReport | null;
+}
+
+/** One kind in `adapters --json`: the report under snake_case keys, as the HTTP API spells fields. */
+export interface AdapterJson {
+  kind: string;
+  runnable: boolean;
+  command: string | null;
+  command_path: string | null;
+  version: string | null;
+  health: AdapterReport['health'];
+  detail: string;
+  usage_arrival: string | null;
+  usage_attribution: string | null;
+  mcp_dialect: string | null;
+  sandbox: SandboxReport | null;
+}
+
+/** Version of the `adapters --json` shape; 2 since its keys became snake_case. */
+export const ADAPTERS_JSON_VERSION = 2;
+
+function adapterJson(report: AdapterReport): AdapterJson {
+  return {
+    kind: report.kind,
+    runnable: report.runnable,
+    command: report.command,
+    command_path: report.commandPath,
+    version: report.version,
+    health: report.health,
+    detail: report.detail,
+    usage_arrival: report.usageArrival,
+    usage_attribution: report.usageAttribution,
+    mcp_dialect: report.mcpDialect,
+    sandbox: report.sandbox,
+  };
 }
 
 function probeVersion(
   file: string,
   args: readonly string[],
+  probe: AgentRuntimeDeclaration['versionProbe'],
 ): Promise<{ health: AdapterReport['health']; version: string | null; detail: string }> {
+  const timeoutMs = probe?.timeoutMs ?? HEALTH_TIMEOUT_MS;
+  const env = probe?.env === undefined ? process.env : { ...process.env, ...probe.env };
   return new Promise((resolve) => {
     const child = execFile(
       file,
       [...args, '--version'],
-      { timeout: HEALTH_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8' },
+      { timeout: timeoutMs, killSignal: 'SIGKILL', encoding: 'utf8', env },
       (error, stdout, stderr) => {
         const text = `${stdout}`.trim() || `${stderr}`.trim();
         const first = text.split('\n')[0]?.trim() ?? '';
@@ -41,7 +82,7 @@ function probeVersion(
           resolve({
             health: timedOut ? 'timeout' : 'error',
             version: null,
-            detail: timedOut ? `no answer within ${HEALTH_TIMEOUT_MS} ms` : first || error.message,
+            detail: timedOut ? `no answer within ${timeoutMs} ms` : first || error.message,
           });
           return;
         }
@@ -52,8 +93,16 @@ function probeVersion(
   });
 }
 
-/** Builds the report for every registered kind, probing each command concurrently. */
-export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterReport[]> {
+/**
+ * Builds the report for every registered kind, probing each command concurrently; with
+ * `probeSandboxes` false (the service's background listing) no sandbox is probed.
+ */
+export async function adapterReports(
+  env: NodeJS.ProcessEnv,
+  probeSandboxes = true,
+): Promise<AdapterReport[]> {
+  const sandbox = (kind: string, runtime: AgentRuntimeDeclaration, found: boolean) =>
+    probeSandboxes ? sandboxReport(kind, runtime, env, found) : Promise.resolve(null);
   return Promise.all(
     agentKinds().map(async (kind): Promise<AdapterReport> => {
       const runtime = kind.runtime;
@@ -72,6 +121,7 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
           version: null,
           health: 'not_built',
           detail: 'validated, but this build cannot run it yet',
+          sandbox: null,
         };
       }
       if (!runtime.requiresCommand || runtime.defaultCommand === null) {
@@ -83,6 +133,7 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
           version: null,
           health: 'builtin',
           detail: 'runs without an external command',
+          sandbox: await sandbox(kind.name, runtime, true),
         };
       }
       // The program alone answers --version: `codex app-server --version` is refused.
@@ -97,15 +148,17 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
           version: null,
           health: 'missing',
           detail: `${program} is not on PATH`,
+          sandbox: await sandbox(kind.name, runtime, false),
         };
       }
-      const probe = await probeVersion(found, []);
+      const probe = await probeVersion(found, [], runtime.versionProbe);
       return {
         ...base,
         runnable: probe.health === 'ok',
         command: runtime.defaultCommand,
         commandPath: found,
         ...probe,
+        sandbox: await sandbox(kind.name, runtime, probe.health === 'ok'),
       };
     }),
   );
@@ -115,7 +168,8 @@ export async function adapterReports(env: NodeJS.ProcessEnv): Promise<AdapterRep
 export async function runAdapters(json: boolean, out: (text: string) => void): Promise<number> {
   const reports = await adapterReports(process.env);
   if (json) {
-    out(`${JSON.stringify({ version: 1, adapters: reports }, null, 2)}\n`);
+    const doc = { version: ADAPTERS_JSON_VERSION, adapters: reports.map(adapterJson) };
+    out(`${JSON.stringify(doc, null, 2)}\n`);
     return 0;
   }
   const rows = reports.map((r) => [
@@ -124,15 +178,23 @@ export async function runAdapters(json: boolean, out: (text: string) => void): P
     r.version ?? '-',
     r.usageArrival === null ? '-' : `${r.usageArrival}/${r.usageAttribution}`,
     r.mcpDialect ?? '-',
+    r.sandbox?.status ?? '-',
     r.detail || r.commandPath || '',
   ]);
-  const header = ['KIND', 'HEALTH', 'VERSION', 'USAGE', 'TOOLS', 'DETAIL'];
+  const header = ['KIND', 'HEALTH', 'VERSION', 'USAGE', 'TOOLS', 'SANDBOX', 'DETAIL'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  out(`${[line(header), ...rows.map(line)].join('\n')}\n`);
+  // What a sandbox status means for the operator: the fix, or what to check by hand.
+  const notes = reports.flatMap((r) =>
+    r.sandbox !== null && ['unusable', 'unchecked', 'unprobeable'].includes(r.sandbox.status)
+      ? [`${r.kind} sandbox ${r.sandbox.status}: ${r.sandbox.detail}`]
+      : [],
+  );
+  const tail = notes.length === 0 ? '' : `\n${notes.join('\n\n')}\n`;
+  out(`${[line(header), ...rows.map(line)].join('\n')}\n${tail}`);
   return 0;
 }

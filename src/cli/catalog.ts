@@ -6,7 +6,7 @@ import '../agent/kinds.js';
 import '../tracker/kinds.js';
 import { agentKindNames } from '../agent/registry.js';
 import { checkAgentSettings } from '../agent/validate.js';
-import { trackerKindNames } from '../tracker/registry.js';
+import { trackerKind, trackerKindNames } from '../tracker/registry.js';
 import { checkTrackerSettings } from '../tracker/validate.js';
 import type { KindCatalog } from '../workflow/kinds.js';
 
@@ -16,6 +16,7 @@ export function kindCatalog(): KindCatalog {
     trackerKinds: trackerKindNames(),
     agentKinds: agentKindNames(),
     checkTracker: checkTrackerSettings,
+    trackerFiles: (settings) => trackerKind(settings.kind)?.localFiles?.(settings) ?? [],
     checkAgent: checkAgentSettings,
   };
 }

@@ -24,6 +24,30 @@ function parseHost(value: string): string {
   return value;
 }
 
+/**
+ * The `.env` flag is `--dotenv`: Node 20 looks through its whole command line, this program's
+ * arguments included, for `--env-file` and acts on it before any of our code runs (a missing
+ * file stops Node with "not found", exit 9; a NODE_OPTIONS line in the file is applied to this
+ * process). When the file exists, Node lets us start, and the old flag is refused here with a
+ * pointer to the new one rather than half-working.
+ */
+function dotenvOption(): Option {
+  return new Option('--dotenv <path>', 'read variables from this .env file (or set ORCHESTRATOR_ENV_FILE)');
+}
+
+function refusedEnvFileOption(): Option {
+  return new Option('--env-file <path>').hideHelp().argParser((): never => {
+    throw new InvalidArgumentError(
+      'Node reads --env-file itself before the orchestrator starts; use --dotenv <path> instead',
+    );
+  });
+}
+
+/** The options' `.env` path under the name the commands take. */
+function envFileOf(opts: { dotenv?: string }): { envFile?: string } {
+  return opts.dotenv !== undefined ? { envFile: opts.dotenv } : {};
+}
+
 /** Builds the program; `exit` receives the exit code of whichever command ran. */
 export function buildProgram(io: {
   out: (t: string) => void;
@@ -43,11 +67,13 @@ export function buildProgram(io: {
     .argument('[path]', 'workflow file', 'WORKFLOW.md')
     .addOption(new Option('--format <format>', 'output format').choices(OUTPUT_FORMATS).default('text'))
     .option('--strict', 'treat warnings as errors', false)
-    .option('--env-file <path>', 'read variables from this .env file')
+    .addOption(dotenvOption())
+    .addOption(refusedEnvFileOption())
     .action(
-      async (workflowPath: string, opts: { format: OutputFormat; strict: boolean; envFile?: string }) => {
+      async (workflowPath: string, opts: { format: OutputFormat; strict: boolean; dotenv?: string }) => {
         const { runValidate } = await import('./validate-command.js');
-        io.exit(runValidate(workflowPath, opts, io.out));
+        const { format, strict } = opts;
+        io.exit(runValidate(workflowPath, { format, strict, ...envFileOf(opts) }, io.out));
       },
     );
 
@@ -58,11 +84,17 @@ export function buildProgram(io: {
     )
     .argument('[path]', 'workflow file', 'WORKFLOW.md')
     .option('--dry-run', 'print the dispatch plan of one tick and exit; nothing is claimed or started', false)
-    .option('--once', 'run one tick, wait for its workers, then exit', false)
+    .addOption(
+      new Option('--once', 'run one tick, wait for its workers, then exit')
+        .default(false)
+        .conflicts('untilIdle'),
+    )
     .option('--until-idle', 'run until nothing runs and no retry is queued, then exit (demos)', false)
+    .option('--keep-serving', 'with --until-idle: then keep the dashboard up until Ctrl-C', false)
     .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']))
     .addOption(new Option('--log-format <format>', 'log format').choices(['auto', 'json', 'pretty']))
-    .option('--env-file <path>', 'read variables from this .env file')
+    .addOption(dotenvOption())
+    .addOption(refusedEnvFileOption())
     .option('--port <port>', 'HTTP port (wins over server.port; 0 disables the server)', parsePort)
     .option('--host <ip>', 'HTTP bind address (wins over server.host)', parseHost)
     .action(
@@ -74,13 +106,14 @@ export function buildProgram(io: {
           dryRun: boolean;
           once: boolean;
           untilIdle: boolean;
-          envFile?: string;
+          keepServing: boolean;
+          dotenv?: string;
           logLevel?: 'debug' | 'info' | 'warn' | 'error';
           logFormat?: 'auto' | 'json' | 'pretty';
         },
       ) => {
         const { runRun } = await import('./run-command.js');
-        io.exit(await runRun(workflowPath, opts, io.out, io.err));
+        io.exit(await runRun(workflowPath, { ...opts, ...envFileOf(opts) }, io.out, io.err));
       },
     );
 
@@ -96,7 +129,7 @@ export function buildProgram(io: {
   return program;
 }
 
-/** Parses argv and runs; usage errors exit 2, help and version exit 0. */
+/** Parses argv and runs; usage errors exit 2, help (asked for, or no command at all) and version exit 0. */
 export async function main(argv: readonly string[]): Promise<number> {
   let code = 0;
   const program = buildProgram({
@@ -106,12 +139,18 @@ export async function main(argv: readonly string[]): Promise<number> {
       code = c;
     },
   });
+  if (argv.length === 0) {
+    program.outputHelp();
+    return 0;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      // `help` and `help <command>` exit 0; help shown for a command that does not exist is bad usage.
+      if (error.code === 'commander.help' && error.exitCode === 0) return 0;
       return EXIT_USAGE;
     }
     process.stderr.write(`orchestrator: ${error instanceof Error ? error.message : String(error)}\n`);

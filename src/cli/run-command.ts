@@ -17,12 +17,20 @@ export interface RunOptions {
   dryRun: boolean;
   once: boolean;
   untilIdle?: boolean;
+  /** With `untilIdle`: keep serving the dashboard once idle, until a signal. */
+  keepServing?: boolean;
   envFile?: string;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   logFormat?: 'auto' | 'json' | 'pretty';
   port?: number;
   host?: string;
 }
+
+/**
+ * How long a dry run waits for the tracker's first answer before saying it cannot reach it, so
+ * the verdict comes within two seconds of start-up. A reachable API answers a HEAD well within it.
+ */
+export const TRACKER_REACH_TIMEOUT_MS = 1_000;
 
 /** Runs the command and returns its exit code. */
 export async function runRun(
@@ -38,6 +46,7 @@ export async function runRun(
       {
         once: options.once,
         untilIdle: options.untilIdle === true,
+        keepServing: options.keepServing === true,
         ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
         ...(options.logFormat !== undefined ? { logFormat: options.logFormat } : {}),
         ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
@@ -45,12 +54,14 @@ export async function runRun(
         ...(options.host !== undefined ? { host: options.host } : {}),
       },
       err,
+      out,
     );
   }
   const loaded = loadWorkflow(workflowPath, {
     env: process.env,
     kinds: kindCatalog(),
     checkRender: true,
+    localFiles: 'error',
     ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
   });
   const report = (diagnostics: Diagnostic[]) => {
@@ -62,10 +73,19 @@ export async function runRun(
   }
   report(loaded.workflow.diagnostics);
   const { config } = loaded.workflow;
-  const create = trackerKind(config.tracker.kind)?.create;
+  const kind = trackerKind(config.tracker.kind);
+  const create = kind?.create;
   if (create === undefined) {
     err(
       `orchestrator run: tracker kind "${config.tracker.kind}" can be validated but not run by this build\n`,
+    );
+    return 1;
+  }
+  const reached = (await kind?.reach?.(config.tracker, TRACKER_REACH_TIMEOUT_MS)) ?? { ok: true };
+  if (!reached.ok) {
+    const code = 'tracker.unreachable';
+    err(
+      `orchestrator run: error ${code}: cannot reach the ${config.tracker.kind} tracker at ${reached.address}: ${reached.reason}; nothing was planned\n`,
     );
     return 1;
   }

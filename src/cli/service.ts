@@ -10,6 +10,7 @@ import { registerSecrets } from '../agent/core/sanitize.js';
 import { agentKind } from '../agent/registry.js';
 import { spendMicroUsd } from '../agent/usage/index.js';
 import type { Diagnostic } from '../domain/diagnostic.js';
+import type { TrackerAdapter } from '../domain/tracker.js';
 import { instrumentTracker } from '../observability/instrument-tracker.js';
 import { createLogger, type LogFormat, type LogLevel, maskLine } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -17,7 +18,7 @@ import type { Observation } from '../orchestrator/observations.js';
 import { Orchestrator } from '../orchestrator/orchestrator.js';
 import { killOrphans, ownerTag } from '../orchestrator/orphans.js';
 import { SYSTEM_CLOCK } from '../orchestrator/ports.js';
-import { openStore } from '../persistence/index.js';
+import { openStore, type RunRecord, type Store } from '../persistence/index.js';
 import { dashboardPage } from '../server/dashboard.js';
 import { type RunningServer, startServer } from '../server/http.js';
 import type { AdapterHealth } from '../server/ports.js';
@@ -27,15 +28,19 @@ import { watchWorkflow } from '../workflow/watcher.js';
 import { type HookResult, WorkspaceManager } from '../workspace/manager.js';
 import { adapterReports } from './adapters-command.js';
 import { kindCatalog } from './catalog.js';
+import { closingRows, formatClosingTable } from './closing-report.js';
 import { formatDiagnostics } from './diagnostics-format.js';
 import { createRemoteWorkers } from './remote-workers.js';
+import { checkStartSandbox } from './sandbox-health.js';
 import { agentEnvironment, remoteAgentEnvironment, secretValues } from './secrets.js';
 import { packageVersion } from './version.js';
 
 export interface ServiceOptions {
   once: boolean;
-  /** Keep running until nothing runs and no retry is queued (demos, `make run`). */
+  /** Keep running until nothing runs and no retry is queued (demos, `make run`), then print the closing table. */
   untilIdle?: boolean;
+  /** With `untilIdle`: once idle, keep the service and its HTTP server up until SIGINT/SIGTERM. */
+  keepServing?: boolean;
   logLevel?: LogLevel;
   logFormat?: LogFormat;
   envFile?: string;
@@ -44,11 +49,15 @@ export interface ServiceOptions {
   host?: string;
 }
 
-/** Runs the service until a signal (or, with `once`, one tick and its workers). Returns the exit code. */
+/**
+ * Runs the service until a signal (or, with `once`, one tick and its workers; with `untilIdle`,
+ * until idle). `out` gets the closing table of `untilIdle`. Returns the exit code.
+ */
 export async function runService(
   workflowPath: string,
   options: ServiceOptions,
   err: (text: string) => void,
+  out: (text: string) => void = err,
 ): Promise<number> {
   const load = (text?: Uint8Array) =>
     loadWorkflow(workflowPath, {
@@ -56,6 +65,8 @@ export async function runService(
       kinds: kindCatalog(),
       // The same gate as `validate`: a template that fails on the sample issue never runs.
       checkRender: true,
+      // The issues file and SSH key must be here: without them every tick or connection fails.
+      localFiles: 'error',
       ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
       ...(text !== undefined ? { text } : {}),
     });
@@ -103,6 +114,15 @@ export async function runService(
   const orphans = killOrphans(tag);
   if (orphans.length > 0) log.warn({ pids: orphans }, 'killed processes left by an earlier orchestrator');
 
+  const agentEnv = agentEnvironment(process.env, secrets, kind.runtime.credentialEnv, tag);
+  // Before any issue is claimed: a sandbox that refuses every command would still "succeed".
+  if (
+    !(await checkStartSandbox({ config, runtime: kind.runtime, agentEnv, store: store.proofs, log, err }))
+  ) {
+    store.close();
+    return 1;
+  }
+
   const version = packageVersion();
   let orchestrator: Orchestrator | null = null;
   const metrics = createMetrics({
@@ -113,6 +133,11 @@ export async function runService(
     },
   });
   const listeners = new Set<(observation: Observation) => void>();
+  /** Issues dispatched since start, by id (for the closing table of `--until-idle`). */
+  const dispatched = new Map<string, string>();
+  listeners.add((o) => {
+    if (o.type === 'dispatched') dispatched.set(o.issue.id, o.issue.identifier);
+  });
   const observe = (observation: Observation) => {
     metrics.observe(observation);
     for (const listener of listeners) listener(observation);
@@ -188,7 +213,7 @@ export async function runService(
     remote,
     store,
     proofs: store.proofs,
-    agentEnv: agentEnvironment(process.env, secrets, kind.runtime.credentialEnv, tag),
+    agentEnv,
     credentialValues,
     pricing: (usage, amounts) => spendMicroUsd(amounts, usage, rates(watcher.current())),
     log,
@@ -205,7 +230,7 @@ export async function runService(
   const port = options.port ?? config.server.port;
   if (port !== 0) {
     let adapters: readonly AdapterHealth[] = [];
-    void adapterReports(process.env).then((reports) => {
+    void adapterReports(process.env, false).then((reports) => {
       adapters = reports.map((r) => ({
         kind: r.kind,
         runnable: r.runnable,
@@ -251,7 +276,7 @@ export async function runService(
       },
     );
     if (!started.ok) {
-      err(`orchestrator run: ${started.message}\n`);
+      err(`orchestrator run: ${started.code}: ${started.message}\n`);
       await watcher.close();
       store.close();
       return 1;
@@ -296,9 +321,14 @@ export async function runService(
       await shutdown();
       return 1;
     }
-    await service.tick();
-    while (!service.settled()) await new Promise((resolve) => setTimeout(resolve, 250));
-    return shutdown();
+    await untilIdle(service);
+    const table = await closingTable(service, tracker, store, dispatched, watcher.current());
+    if (options.keepServing !== true || server === null) {
+      const code = await shutdown();
+      out(table);
+      return code;
+    }
+    out(`${table}The dashboard stays up at ${server.url}/ until Ctrl-C.\n`);
   }
 
   return new Promise<number>((resolve) => {
@@ -315,6 +345,61 @@ export async function runService(
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    if (!startService(true)) void shutdown().then(() => resolve(1));
+    // After `--until-idle --keep-serving` the service is started already.
+    if (options.untilIdle !== true && !startService(true)) void shutdown().then(() => resolve(1));
   });
+}
+
+/**
+ * Resolves once nothing runs, no retry is queued and a tick after that dispatched nothing, so
+ * the last tick saw the final states (an exit's refresh tick may not have run yet when the
+ * last worker is done) and the waiting list says why each issue stays.
+ */
+async function untilIdle(service: Orchestrator): Promise<void> {
+  for (;;) {
+    while (!service.settled()) await new Promise((resolve) => setTimeout(resolve, 250));
+    await service.tick();
+    if (service.settled()) return;
+  }
+}
+
+/** The closing table of `--until-idle`: reads the tracker's final states and each issue's last run. */
+async function closingTable(
+  service: Orchestrator,
+  tracker: TrackerAdapter,
+  store: Store,
+  dispatched: ReadonlyMap<string, string>,
+  workflow: Workflow,
+): Promise<string> {
+  const { waiting } = service.snapshot();
+  const states = new Map<string, string>(waiting.map((w) => [w.issueId, w.state]));
+  const unread = [...dispatched.keys()].filter((id) => !states.has(id));
+  try {
+    for (const reading of unread.length === 0 ? [] : await tracker.fetchIssueStatesByIds(unread)) {
+      states.set(reading.id, reading.state);
+    }
+  } catch {
+    // Without the tracker the table still has the last run of each issue.
+    for (const id of unread) states.set(id, '?');
+  }
+  const lastRuns = new Map<string, RunRecord>();
+  try {
+    for (const id of dispatched.keys()) {
+      const [run] = store.runsForIssue(id, 1);
+      if (run !== undefined) lastRuns.set(id, run);
+    }
+  } catch {
+    // A database that cannot answer now: the rows say what the owner and the tracker know.
+  }
+  const { tracker: settings } = workflow.config;
+  return formatClosingTable(
+    closingRows({
+      dispatched,
+      waiting,
+      states,
+      lastRuns,
+      handoffState: settings.handoffState,
+      terminalStates: settings.terminalStates,
+    }),
+  );
 }

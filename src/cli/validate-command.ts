@@ -23,6 +23,9 @@ export function runValidate(
     env: process.env,
     kinds: kindCatalog(),
     checkRender: true,
+    // Validate may run where the issues file or SSH key is provisioned later (CI): a warning,
+    // which --strict turns into a failure; `run` refuses to start without them.
+    localFiles: 'warning',
     ...(options.envFile !== undefined ? { envFile: options.envFile } : {}),
   });
   const diagnostics = result.ok ? result.workflow.diagnostics : result.diagnostics;

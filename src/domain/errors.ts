@@ -28,6 +28,8 @@ export const AGENT_ERROR_KINDS = [
   'turn_input_required',
   'credential_unverified',
   'usage_limit',
+  /** The runtime's sandbox cannot run the agent's commands with this setup. */
+  'sandbox_unusable',
 ] as const;
 export type AgentErrorKind = (typeof AGENT_ERROR_KINDS)[number];
 
@@ -80,6 +82,7 @@ export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
   turn_input_required: 'release',
   credential_unverified: 'release',
   usage_limit: 'wait_for_reset',
+  sandbox_unusable: 'release',
   workspace_hook_failed: 'retry',
   workspace_io_failed: 'retry',
   workspace_invalid: 'release',
@@ -104,6 +107,7 @@ const WORKFLOW_OWNED: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'agent_not_found',
   'invalid_workspace_cwd',
   'credential_unverified',
+  'sandbox_unusable',
   'turn_input_required',
   'workspace_invalid',
   'prompt_render_failed',

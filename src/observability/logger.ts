@@ -2,7 +2,9 @@
  * Structured logs with pino. Secret VALUES are masked in every line, whatever
  * field or message carries them: the line is masked after serialisation, just
  * before it is written, so a token echoed inside an error message or a hook's
- * output is caught as surely as one in a known field.
+ * output is caught as surely as one in a known field. The pretty format is for a
+ * person at a terminal: one line per event (issue, message, then `key=value`), since
+ * a field per line turned a short demo into hundreds of lines.
  */
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
@@ -45,6 +47,34 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
+/** Fields a pretty line leaves out: pino's own, and the issue id its identifier stands for. */
+const PRETTY_OMITTED = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'issue_id', 'issue_identifier']);
+/** A value written as is in a pretty line; anything else is written as JSON (quoted, escaped). */
+const BARE_VALUE = /^[\w.,:/@+-]+$/;
+
+/** One pretty line's text after time and level: `DEMO-1 dispatching attempt=1 host=local`. */
+export function prettyMessage(log: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const identifier = log.issue_identifier ?? log.issue_id;
+  if (typeof identifier === 'string' && identifier !== '') parts.push(identifier);
+  parts.push(oneLine(String(log.msg ?? '')));
+  for (const [key, value] of Object.entries(log)) {
+    if (PRETTY_OMITTED.has(key) || value === undefined) continue;
+    parts.push(`${key}=${prettyValue(value)}`);
+  }
+  return parts.join(' ');
+}
+
+function prettyValue(value: unknown): string {
+  if (typeof value === 'string') return BARE_VALUE.test(value) ? value : JSON.stringify(value);
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** Control characters (a newline in a message) written escaped, so an event stays on one line. */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+}
+
 /** Creates the application logger. */
 export function createLogger(options: LoggerOptions): AppLogger {
   const destination = options.destination ?? process.stdout;
@@ -63,6 +93,8 @@ export function createLogger(options: LoggerOptions): AppLogger {
       colorize: destination.isTTY === true,
       sync: true,
       translateTime: 'HH:MM:ss',
+      hideObject: true,
+      messageFormat: prettyMessage,
     });
     sink = prettyStream;
   }

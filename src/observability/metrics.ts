@@ -71,7 +71,7 @@ const AGENT_EVENT_TYPES = keys<AgentEventType>({
   turn_cancelled: null,
   turn_input_required: null,
 });
-const BUDGET_LIMITS = ['max_sessions', 'max_tokens', 'max_cost_usd'];
+const BUDGET_LIMITS = ['max_sessions', 'max_tokens', 'max_cost_usd', 'max_unchanged_sessions'];
 const RESULTS: readonly TrackerRequestResult[] = ['success', 'error'];
 const TOKEN_TYPES = ['input', 'output', 'cache_read', 'cache_write'] as const;
 
@@ -354,7 +354,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
         pollDuration.observe(seconds(observation.durationMs));
         return;
       case 'dispatched':
-        dispatches.inc({ attempt: observation.attempt === null ? 'first' : 'retry' });
+        dispatches.inc({ attempt: observation.attempt === 1 ? 'first' : 'retry' });
         return;
       case 'worker_exited':
         workerExits.inc({ exit_kind: observation.exitKind });

@@ -24,7 +24,8 @@ export type Ineligibility =
   | { reason: 'busy'; detail: string }
   | { reason: 'budget_exhausted'; detail: string }
   | { reason: 'held'; detail: string }
-  | { reason: 'blocked'; detail: string };
+  /** `blockedBy`: the identifiers (or ids) of the blockers still open. */
+  | { reason: 'blocked'; detail: string; blockedBy: string[] };
 
 /** Why `issue` cannot be dispatched now, or null when it can. */
 export function ineligibility(issue: Issue, input: EligibilityInput): Ineligibility | null {
@@ -53,7 +54,8 @@ export function eligibilityCheck(input: EligibilityInput): (issue: Issue) => Ine
     }
     const open = issue.blockedBy.filter((b) => b.state === '' || classify(b.state) !== 'terminal');
     if (open.length > 0) {
-      return { reason: 'blocked', detail: `blocked by ${open.map((b) => b.identifier || b.id).join(', ')}` };
+      const blockedBy = open.map((b) => b.identifier || b.id);
+      return { reason: 'blocked', detail: `blocked by ${blockedBy.join(', ')}`, blockedBy };
     }
     return null;
   };

@@ -2,6 +2,12 @@
  * What happens after a worker exits: hand off, ask, continue, retry or release.
  * Pure: it takes the exit, the issue's last known state and the config slice,
  * and returns the actions; the state owner carries them out in order.
+ *
+ * Attempts count runs: the first run of a claim is attempt 1 and whatever runs after
+ * attempt N (a continuation, a retry after an error, the run after a usage-limit wait) is
+ * attempt N+1. The error backoff is not read from that number, which continuations and
+ * waits raise too, but from the failures in a row; and no retry is promised that the
+ * issue's budget would refuse when it came due.
  */
 import { type ErrorKind, retryDecision } from '../domain/errors.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs, usageLimitDelayMs } from './backoff.js';
@@ -25,8 +31,12 @@ export type WorkerExit =
   | { type: 'budget_exhausted'; limit: string; detail: string; sessionId: string | null; turns: number };
 
 export interface ExitContext {
-  /** The attempt that just ran: null for a first run, else its retry number. */
-  attempt: number | null;
+  /** The attempt that just ran (1-based; 1 for the first run of the claim). */
+  attempt: number;
+  /** Failed runs right before this one in the same claim (see `failuresInARow`); 0 when none. */
+  failuresBefore: number;
+  /** The budget limit the issue's next session would break, or null when another session may start. */
+  budgetStop: { limit: string; detail: string } | null;
   /** Whether the issue's last known state is active (and not terminal). */
   issueActive: boolean;
   handoffState: string | null;
@@ -85,12 +95,13 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
         return { kind: 'succeeded', actions };
       }
       if (ctx.issueActive) {
+        if (ctx.budgetStop !== null) return { kind: 'succeeded', actions: budgetStopActions(ctx.budgetStop) };
         return {
           kind: 'succeeded',
           actions: [
             {
               type: 'retry',
-              attempt: 1,
+              attempt: ctx.attempt + 1,
               delayMs: CONTINUATION_DELAY_MS,
               reason: 'continuation',
               error: null,
@@ -111,21 +122,36 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
       const actions: ExitAction[] = [];
       if (decision === 'release') {
         if (ctx.comments.onFailure)
-          actions.push({ type: 'comment', body: failureComment(exit, null, null), lifecycle: 'failure' });
+          actions.push({
+            type: 'comment',
+            body: failureComment(exit, { type: 'none' }),
+            lifecycle: 'failure',
+          });
         actions.push({ type: 'release' });
         return { kind: 'failed', actions };
       }
-      // Waiting for a usage limit's reset is not a failed attempt: the retry keeps the run's
-      // attempt number (a first run's wait runs as retry 1, as a continuation does), so however
-      // often the limit refuses, the error backoff never grows from it.
+      if (ctx.budgetStop !== null) {
+        if (ctx.comments.onFailure)
+          actions.push({
+            type: 'comment',
+            body: failureComment(exit, { type: 'budget', ...ctx.budgetStop }),
+            lifecycle: 'failure',
+          });
+        actions.push(...budgetStopActions(ctx.budgetStop));
+        return { kind: 'failed', actions };
+      }
+      // Waiting for a usage limit's reset is not a failure: the backoff of a later error
+      // does not grow from it, however often the limit refuses.
       const waits = decision === 'wait_for_reset';
-      const next = waits ? (ctx.attempt ?? 1) : (ctx.attempt ?? 0) + 1;
+      const next = ctx.attempt + 1;
       const delayMs = waits
         ? usageLimitDelayMs(exit.resetAtMs, ctx.nowMs)
-        : failureDelayMs(next, ctx.maxRetryBackoffMs);
+        : failureDelayMs(ctx.failuresBefore + 1, ctx.maxRetryBackoffMs);
       if (ctx.comments.onFailure) {
-        const dueAtMs = waits ? ctx.nowMs + delayMs : null;
-        actions.push({ type: 'comment', body: failureComment(exit, next, dueAtMs), lifecycle: 'failure' });
+        const retry: RetryPromise = waits
+          ? { type: 'at_reset', attempt: next, dueAtMs: ctx.nowMs + delayMs }
+          : { type: 'after', attempt: next, delayMs };
+        actions.push({ type: 'comment', body: failureComment(exit, retry), lifecycle: 'failure' });
       }
       actions.push({
         type: 'retry',
@@ -154,21 +180,56 @@ function completionComment(exit: Extract<WorkerExit, { type: 'completed' }>): st
   return lines.join('\n');
 }
 
-function failureComment(
-  exit: Extract<WorkerExit, { type: 'failed' }>,
-  retry: number | null,
-  usageLimitDueAtMs: number | null,
-): string {
+/** What a failure comment says about the next run. */
+type RetryPromise =
+  | { type: 'none' }
+  | { type: 'after'; attempt: number; delayMs: number }
+  | { type: 'at_reset'; attempt: number; dueAtMs: number }
+  | { type: 'budget'; limit: string; detail: string };
+
+function failureComment(exit: Extract<WorkerExit, { type: 'failed' }>, retry: RetryPromise): string {
   const error = `${exit.kind ?? 'error'}: ${exit.message}`;
-  const retryLine =
-    retry === null
-      ? 'Retry: no (not retryable)'
-      : usageLimitDueAtMs !== null
-        ? `Retry: at ${new Date(usageLimitDueAtMs).toISOString()}, after the usage limit resets`
-        : `Retry: yes (attempt ${retry})`;
   return [
     'Orchestrator session failed.',
     `Error: ${error.length > 200 ? `${error.slice(0, 200)}...` : error}`,
-    retryLine,
+    retryLine(retry),
   ].join('\n');
+}
+
+function retryLine(retry: RetryPromise): string {
+  switch (retry.type) {
+    case 'none':
+      return 'Retry: no (not retryable)';
+    case 'after':
+      return `Retry: yes, as attempt ${retry.attempt} in ${Math.round(retry.delayMs / 1000)} s`;
+    case 'at_reset':
+      return `Retry: as attempt ${retry.attempt} at ${new Date(retry.dueAtMs).toISOString()}, after the usage limit resets`;
+    case 'budget':
+      return `Retry: no (budget exhausted, ${retry.limit}: ${retry.detail})`;
+  }
+}
+
+/** The issue's budget refuses another session: marked exhausted (one comment says so) and released. */
+function budgetStopActions(stop: { limit: string; detail: string }): ExitAction[] {
+  return [{ type: 'mark_exhausted', limit: stop.limit, detail: stop.detail }, { type: 'release' }];
+}
+
+/** What `failuresInARow` reads of an earlier run of the claim. */
+export interface EarlierRun {
+  /** null while the run's end is not recorded. */
+  exitKind: string | null;
+  errorKind: string | null;
+}
+
+/**
+ * The failed runs at the head of `earlier` (newest first, this claim's runs only): a
+ * usage-limit refusal neither counts nor ends the row, any other outcome ends it.
+ */
+export function failuresInARow(earlier: readonly EarlierRun[]): number {
+  let failures = 0;
+  for (const run of earlier) {
+    if (run.exitKind !== 'failed') break;
+    if (run.errorKind !== 'usage_limit') failures += 1;
+  }
+  return failures;
 }

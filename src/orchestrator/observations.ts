@@ -16,7 +16,8 @@ export type CommentLifecycle = 'dispatch' | 'completion' | 'failure' | 'blocked'
 
 export type Observation =
   | { type: 'tick'; result: 'success' | 'error'; durationMs: number; candidates: number }
-  | { type: 'dispatched'; issue: Issue; attempt: number | null; host: string }
+  /** `attempt` is 1-based: 1 for the first run of a claim. */
+  | { type: 'dispatched'; issue: Issue; attempt: number; host: string }
   | {
       type: 'worker_exited';
       issue: Issue;
@@ -30,7 +31,14 @@ export type Observation =
   | { type: 'released'; issueId: string }
   | { type: 'reconciled'; issueId: string; action: ReconcileAction }
   | { type: 'transition'; purpose: 'in_progress' | 'handoff' | 'blocked'; result: TrackerWriteResult }
-  | { type: 'comment'; lifecycle: CommentLifecycle; result: TrackerWriteResult }
+  /** A lifecycle comment posted (or refused) on `issueId`, with the text it carried. */
+  | {
+      type: 'comment';
+      issueId: string;
+      lifecycle: CommentLifecycle;
+      result: TrackerWriteResult;
+      body: string;
+    }
   | { type: 'budget_exhausted'; issueId: string; limit: string }
   /** Tokens a session used since its previous report, per model ("unknown" when the runtime names none). */
   | { type: 'tokens'; model: string; delta: TokenCounts }

@@ -23,11 +23,20 @@ import type { TrackerAdapter } from '../domain/tracker.js';
 import type { Workflow } from '../workflow/load.js';
 import { workspaceKey } from '../workspace/keys.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
-import { budgetVerdict } from './budget.js';
-import { type ExitAction, planExit, type WorkerExit } from './exit-policy.js';
+import {
+  type BudgetLimits,
+  budgetStopComment,
+  budgetVerdict,
+  nextUnchangedRun,
+  sessionChange,
+  type UnchangedRun,
+  type UnchangedVerdict,
+  unchangedVerdict,
+} from './budget.js';
+import { BLOCKED_PREFIX, type ExitAction, failuresInARow, planExit, type WorkerExit } from './exit-policy.js';
 import { HostPool, type HostStatus } from './host-pool.js';
 import type { Observer, ReconcileAction } from './observations.js';
-import { planDispatch } from './plan.js';
+import { describeNoHost, type PlanRow, planDispatch } from './plan.js';
 import type {
   Clock,
   Logger,
@@ -41,6 +50,7 @@ import type {
 } from './ports.js';
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
 import { stateClassifier } from './states.js';
+import { budgetText, MAX_PARKED, parkedEntry, type WaitingEntry, waitingFromPlan } from './waiting.js';
 import { runWorker, type WorkerOutcome } from './worker.js';
 import { isStoreFault, type StoreStatus, WriteBacklog } from './write-backlog.js';
 
@@ -84,7 +94,8 @@ export interface OrchestratorDeps {
 /** A session the orchestrator is running, as the API and dashboard show it. */
 export interface RunningEntry {
   issue: Issue;
-  attempt: number | null;
+  /** 1-based: the first run of a claim is attempt 1. */
+  attempt: number;
   runId: number;
   host: string;
   startedAtMs: number;
@@ -128,6 +139,11 @@ export interface OrchestratorSnapshot {
   store: StoreStatus;
   /** The latest rate limit per agent kind and limit id the sessions reported; [] before any. */
   rateLimits: AgentRateLimit[];
+  /**
+   * Issues known and not running or queued, with why: the last tick's candidates it did not
+   * dispatch (in dispatch order), then the issues parked in the blocked state for a person.
+   */
+  waiting: WaitingEntry[];
 }
 
 /** An issue held after a failure a retry cannot fix. */
@@ -173,7 +189,10 @@ export class Orchestrator {
   private readonly unwrittenProgress = new Map<number, { issueId: string; delta: TokenCounts }>();
   /** Armed while a progress write was made less than PROGRESS_WRITE_INTERVAL_MS ago. */
   private progressTimer: unknown = null;
-  /** Every worker whose exit handling has not finished, running or not: shutdown waits for all. */
+  /**
+   * Every worker whose exit handling has not finished, running or not, and every retry being
+   * fired: shutdown waits for all (the store closes after it), and `settled()` is false meanwhile.
+   */
   private readonly inFlight = new Set<Promise<void>>();
   private tickTimer: unknown = null;
   private ticking: Promise<void> | null = null;
@@ -188,6 +207,10 @@ export class Orchestrator {
   private readonly hosts: HostPool;
   /** What the provider last said about its rate limits, per agent kind. */
   private readonly rateLimits = new RateLimitBook();
+  /** The last planned tick's candidates it did not dispatch, with why. */
+  private waiting: WaitingEntry[] = [];
+  /** Issues moved to the blocked state for a person, until the tracker shows them elsewhere. */
+  private readonly parked = new Map<string, WaitingEntry>();
 
   constructor(private readonly deps: OrchestratorDeps) {
     this.observe = deps.observe ?? (() => undefined);
@@ -450,6 +473,7 @@ export class Orchestrator {
       maxConcurrentAgents: this.deps.workflow.current().config.agent.maxConcurrentAgents,
       hosts: this.hosts.status(),
       rateLimits: this.rateLimits.list(),
+      waiting: this.waitingNow(),
       store: this.backlog.status(),
     };
   }
@@ -498,6 +522,7 @@ export class Orchestrator {
       return;
     }
     this.refreshHeld(candidates);
+    await this.refreshParked(candidates, busyBeforeFetch);
     if (!this.backlog.available) {
       this.ticks += 1;
       this.observe({ type: 'tick', result: 'error', durationMs: clock.nowMs() - tickStartMs, candidates: 0 });
@@ -505,7 +530,8 @@ export class Orchestrator {
       return;
     }
     // One query per tick, not one per candidate: a large tracker has thousands of candidates.
-    const exhausted = new Set(this.deps.store.exhaustedIssues().map((b) => b.issueId));
+    const exhaustedBudgets = this.liftBudgetStops(this.deps.store.exhaustedIssues(), candidates);
+    const exhausted = new Set(exhaustedBudgets.map((b) => b.issueId));
     const runningByState: Record<string, number> = {};
     for (const r of this.running.values()) {
       const s = r.issue.state.toLowerCase();
@@ -526,21 +552,46 @@ export class Orchestrator {
         runningByState,
       },
     );
+    // Rows the plan would dispatch that this tick did not, with why (no host, a spent budget).
+    const skipped = new Map<string, Extract<PlanRow, { dispatch: false }>>();
+    let noHost: { reason: string; detail: string } | null = null;
     for (const row of rows) {
       if (this.stopping) break;
       if (!row.dispatch) continue;
       // With SSH hosts, a session needs a host slot as well; none free ends this tick's dispatching.
       let host: string | null = null;
-      if (this.remoteMode) {
+      if (this.remoteMode && noHost === null) {
         const picked = this.hosts.pick(null);
-        if (!picked.ok) break;
-        host = picked.host;
+        if (picked.ok) host = picked.host;
+        else noHost = { reason: picked.reason, detail: describeNoHost(this.hosts, picked.reason) };
       }
-      if (!this.admitBudget(row.issue)) continue;
-      this.dispatchSafely(row.issue, null, null, host);
+      if (noHost !== null) {
+        skipped.set(row.issue.id, { issue: row.issue, dispatch: false, ...noHost });
+        continue;
+      }
+      const refusal = this.budgetRefusal(row.issue);
+      if (refusal !== null) {
+        skipped.set(row.issue.id, {
+          issue: row.issue,
+          dispatch: false,
+          reason: 'budget_exhausted',
+          detail: refusal,
+        });
+        continue;
+      }
+      this.dispatchSafely(row.issue, 1, null, host);
     }
+    this.waiting = waitingFromPlan(
+      rows.map((row) => skipped.get(row.issue.id) ?? row),
+      {
+        seenAtMs: tickStartMs,
+        exhausted: new Map(exhaustedBudgets.map((b) => [b.issueId, b])),
+        limits: this.budgetLimits(),
+        held: this.held,
+      },
+    );
     this.ticks += 1;
-    log.info(
+    log.debug(
       { candidates: candidates.length, running: this.running.size, retrying: this.retries.size },
       'tick completed',
     );
@@ -551,6 +602,61 @@ export class Orchestrator {
       candidates: candidates.length,
     });
     this.onChange();
+  }
+
+  /**
+   * Forgets parked issues that are candidates again (a person answered and moved them back) or
+   * that the tracker shows in another state or no longer has; one tracker read for the rest.
+   * `busyBeforeFetch`: claimed when the candidates were read.
+   */
+  private async refreshParked(
+    candidates: readonly Issue[],
+    busyBeforeFetch: ReadonlySet<string>,
+  ): Promise<void> {
+    if (this.parked.size === 0) return;
+    // Until its run's end is carried out (the move to the blocked state, the release) a parked
+    // issue still reads as active: only a settled one is judged by what the tracker shows.
+    const settled = (id: string) =>
+      !busyBeforeFetch.has(id) && !this.claimed.has(id) && !this.pendingTransitions.has(id);
+    for (const issue of candidates) if (settled(issue.id)) this.parked.delete(issue.id);
+    const ids = [...this.parked.keys()].filter(settled);
+    if (ids.length === 0) return;
+    let states: Map<string, string>;
+    try {
+      const readings = await this.deps.tracker.fetchIssueStatesByIds(ids);
+      states = new Map(readings.map((r) => [r.id, r.state]));
+    } catch (error) {
+      this.deps.log.debug(
+        { error: describe(error) },
+        'reading the states of parked issues failed; kept as they were',
+      );
+      return;
+    }
+    for (const id of ids) {
+      const state = states.get(id);
+      const entry = this.parked.get(id);
+      if (entry !== undefined && state?.toLowerCase() !== entry.state.toLowerCase()) this.parked.delete(id);
+    }
+  }
+
+  /** Remembers an issue moved to the blocked state with the question its agent asked. */
+  private park(issue: Issue, state: string, finalMessage: string): void {
+    const question = finalMessage.trim().slice(BLOCKED_PREFIX.length);
+    this.parked.delete(issue.id);
+    this.parked.set(issue.id, parkedEntry(issue, state, question, this.deps.clock.nowMs()));
+    for (const id of this.parked.keys()) {
+      if (this.parked.size <= MAX_PARKED) break;
+      this.parked.delete(id);
+    }
+  }
+
+  /** The issues known and not running: the last tick's and the parked ones, less any running or queued since. */
+  private waitingNow(): WaitingEntry[] {
+    const active = (id: string) => this.running.has(id) || this.retries.has(id);
+    const planned = this.waiting.filter((w) => !active(w.issueId));
+    const listed = new Set(planned.map((w) => w.issueId));
+    const parked = [...this.parked.values()].filter((p) => !active(p.issueId) && !listed.has(p.issueId));
+    return [...planned, ...parked];
   }
 
   /** Lets a held issue go once it changed (or left the candidates); fingerprints newly held ones. */
@@ -627,24 +733,73 @@ export class Orchestrator {
 
   /** Checks the issue's budget before claiming; an exhausted issue is commented on once. */
   private admitBudget(issue: Issue): boolean {
-    const { config } = this.deps.workflow.current();
+    return this.budgetRefusal(issue) === null;
+  }
+
+  /** Null when the issue's budget admits another session; else the spent budget in words (the issue is marked exhausted). */
+  private budgetRefusal(issue: Issue): string | null {
     const budget = this.deps.store.issueBudget(issue.id);
-    const verdict = budgetVerdict(
-      {
-        sessions: budget?.sessions ?? 0,
-        tokens: budget?.tokens ?? 0,
-        costMicroUsd: budget?.costMicroUsd ?? 0,
-      },
-      {
-        maxSessions: config.agent.maxSessions,
-        maxTokens: config.agent.maxTokens,
-        maxCostMicroUsd: Math.round(config.agent.maxCostUsd * 1e6),
-      },
-      true,
-    );
-    if (!verdict.exhausted) return true;
+    const spend = {
+      sessions: budget?.sessions ?? 0,
+      tokens: budget?.tokens ?? 0,
+      costMicroUsd: budget?.costMicroUsd ?? 0,
+    };
+    const limits = this.budgetLimits();
+    const spent = budgetVerdict(spend, limits, true);
+    const verdict = spent.exhausted ? spent : this.unchangedVerdictFor(unchangedRunOf(budget), issue.state);
+    if (!verdict.exhausted) return null;
     void this.exhaust(issue.id, issue.identifier, verdict.limit, verdict.detail);
-    return false;
+    return budgetText(spend, limits) ?? verdict.detail;
+  }
+
+  /** The no-progress cap's verdict on an issue now in `state` after `run` (null: unknown, no stop). */
+  private unchangedVerdictFor(run: UnchangedRun | null, state: string): UnchangedVerdict {
+    if (run === null) return { exhausted: false };
+    return unchangedVerdict(run, this.deps.workflow.current().config.agent.maxUnchangedSessions, state);
+  }
+
+  /**
+   * A budget stop lasts while a limit is broken. One whose limit was raised since, or a
+   * no-progress stop of an issue seen in another state, is lifted, and the issue may run
+   * again; an issue gone from the candidates left the active states, which ends its run of
+   * unchanged sessions. Returns the stops that remain.
+   */
+  private liftBudgetStops(
+    exhausted: ReturnType<OrchestratorStore['exhaustedIssues']>,
+    candidates: readonly Issue[],
+  ): ReturnType<OrchestratorStore['exhaustedIssues']> {
+    const { store, log } = this.deps;
+    const byId = new Map(candidates.map((c) => [c.id, c]));
+    const limits = this.budgetLimits();
+    return exhausted.filter((budget) => {
+      const issue = byId.get(budget.issueId);
+      if (issue === undefined) {
+        if (budget.unchangedSessions > 0) {
+          this.write('unchanged sessions', () =>
+            store.setUnchangedRun(budget.issueId, { sessions: 0, state: null }),
+          );
+        }
+        return true;
+      }
+      if (budgetVerdict(budget, limits, true).exhausted) return true;
+      if (this.unchangedVerdictFor(unchangedRunOf(budget), issue.state).exhausted) return true;
+      this.write('budget stop lifted', () => store.clearExhaustion(budget.issueId));
+      log.info(
+        { issue_id: issue.id, issue_identifier: issue.identifier, was: budget.exhaustedReason },
+        'budget stop lifted: the issue may be dispatched again',
+      );
+      return false;
+    });
+  }
+
+  /** The per-issue budget limits of the current workflow. */
+  private budgetLimits(): BudgetLimits {
+    const { agent } = this.deps.workflow.current().config;
+    return {
+      maxSessions: agent.maxSessions,
+      maxTokens: agent.maxTokens,
+      maxCostMicroUsd: Math.round(agent.maxCostUsd * 1e6),
+    };
   }
 
   private async exhaust(issueId: string, identifier: string, limit: string, detail: string): Promise<void> {
@@ -662,14 +817,12 @@ export class Orchestrator {
     if (!firstReport) return;
     log.warn({ issue_id: issueId, issue_identifier: identifier, limit, detail }, 'issue budget exhausted');
     this.observe({ type: 'budget_exhausted', issueId, limit });
+    const body = budgetStopComment(limit, detail);
     await tracker
-      .commentIssue(
-        issueId,
-        `Orchestrator budget exhausted (${limit}): ${detail}. The issue will not be dispatched again until the budget is raised.`,
-      )
-      .then(() => this.observe({ type: 'comment', lifecycle: 'budget', result: 'success' }))
+      .commentIssue(issueId, body)
+      .then(() => this.observe({ type: 'comment', issueId, lifecycle: 'budget', result: 'success', body }))
       .catch((error: unknown) => {
-        this.observe({ type: 'comment', lifecycle: 'budget', result: 'error' });
+        this.observe({ type: 'comment', issueId, lifecycle: 'budget', result: 'error', body });
         log.warn({ issue_id: issueId, error: describe(error) }, 'budget comment failed');
       });
   }
@@ -677,7 +830,7 @@ export class Orchestrator {
   /** Dispatches; a failure to even start (the store refused a write) releases the claim instead of crashing the tick. */
   private dispatchSafely(
     issue: Issue,
-    attempt: number | null,
+    attempt: number,
     resumeSessionId: string | null,
     host: string | null,
   ): void {
@@ -696,7 +849,7 @@ export class Orchestrator {
 
   private dispatch(
     issue: Issue,
-    attempt: number | null,
+    attempt: number,
     resumeSessionId: string | null,
     hostName: string | null,
   ): void {
@@ -713,8 +866,7 @@ export class Orchestrator {
       const id = store.startRun({
         issueId: issue.id,
         identifier: issue.identifier,
-        // Runs count from 1: a first run is run 1, its first retry run 2.
-        attempt: (attempt ?? 0) + 1,
+        attempt,
         host,
         agentKind: workflow.config.agent.kind,
         workspace: '',
@@ -813,6 +965,7 @@ export class Orchestrator {
               turns: entry.turn,
             },
             lastState: entry.issue.state,
+            firstTurnState: null,
             workspace: entry.workspace,
             lastResult: null,
             unaccountedTurns: 0,
@@ -824,6 +977,62 @@ export class Orchestrator {
     this.inFlight.add(done);
     void done.finally(() => this.inFlight.delete(done));
     this.onChange();
+  }
+
+  /** Failed runs of this claim right before `entry`'s (its earlier attempts), for the error backoff. */
+  private failuresBefore(entry: RunningEntry): number {
+    if (entry.attempt <= 1) return 0;
+    try {
+      // The exponent stops growing long before 32 failures, so older runs do not matter.
+      const earlier = this.deps.store
+        .runsForIssue(entry.issue.id, Math.min(entry.attempt, 32))
+        .filter((run) => run.id !== entry.runId)
+        .slice(0, entry.attempt - 1);
+      return failuresInARow(earlier);
+    } catch (error) {
+      if (!isStoreFault(error)) throw error;
+      return 0;
+    }
+  }
+
+  /**
+   * The limit the issue's next session would break once this run's spend (`newTokens`, not yet
+   * written, and `costMicroUsd`) is added, or null: a retry is only promised when it could start.
+   */
+  private budgetStop(issueId: string, newTokens: number, costMicroUsd: number) {
+    const { config } = this.deps.workflow.current();
+    let spent: ReturnType<OrchestratorStore['issueBudget']>;
+    try {
+      spent = this.deps.store.issueBudget(issueId);
+    } catch (error) {
+      // Unreadable now: the retry's admission checks the budget again.
+      if (!isStoreFault(error)) throw error;
+      return null;
+    }
+    const verdict = budgetVerdict(
+      {
+        sessions: spent?.sessions ?? 0,
+        tokens: (spent?.tokens ?? 0) + newTokens,
+        costMicroUsd: (spent?.costMicroUsd ?? 0) + costMicroUsd,
+      },
+      {
+        maxSessions: config.agent.maxSessions,
+        maxTokens: config.agent.maxTokens,
+        maxCostMicroUsd: Math.round(config.agent.maxCostUsd * 1e6),
+      },
+      true,
+    );
+    return verdict.exhausted ? { limit: verdict.limit, detail: verdict.detail } : null;
+  }
+
+  /** The issue's recorded run of unchanged sessions; null when the store cannot be read now. */
+  private unchangedRun(issueId: string): UnchangedRun | null {
+    try {
+      return unchangedRunOf(this.deps.store.issueBudget(issueId));
+    } catch (error) {
+      if (!isStoreFault(error)) throw error;
+      return null;
+    }
   }
 
   private budgetAfterTurn(before: ReturnType<OrchestratorStore['issueBudget']>, result: TurnResult) {
@@ -850,6 +1059,7 @@ export class Orchestrator {
     const fields = {
       issue_id: entry.issue.id,
       issue_identifier: entry.issue.identifier,
+      attempt: entry.attempt,
       session_id: entry.sessionId,
       turn: Math.max(1, entry.turn),
       host: entry.host,
@@ -993,8 +1203,26 @@ export class Orchestrator {
     }
     const issueActive =
       outcome.lastState !== '' && stateClassifier(config.tracker)(outcome.lastState) === 'active';
+    // The no-progress count after this session; null when the store cannot be read now.
+    const unchangedBefore = this.unchangedRun(issue.id);
+    const unchangedAfter = (moved: boolean): UnchangedRun | null => {
+      if (unchangedBefore === null) return null;
+      const change = sessionChange({
+        exit: exit.type,
+        cancelReason: entry.cancelReason,
+        startState: outcome.firstTurnState,
+        endState: outcome.lastState,
+        moved,
+      });
+      return nextUnchangedRun(unchangedBefore, change, outcome.lastState);
+    };
+    const noProgress = this.unchangedVerdictFor(unchangedAfter(false), outcome.lastState);
     const plan = planExit(exit, {
       attempt: entry.attempt,
+      failuresBefore: this.failuresBefore(entry),
+      budgetStop:
+        this.budgetStop(issue.id, newUsage.totalTokens, cost ?? 0) ??
+        (noProgress.exhausted ? { limit: noProgress.limit, detail: noProgress.detail } : null),
       issueActive,
       handoffState: config.tracker.handoffState,
       blockedState: config.tracker.blockedState,
@@ -1008,6 +1236,7 @@ export class Orchestrator {
     const transition = plan.actions.find(
       (a): a is Extract<ExitAction, { type: 'transition' }> => a.type === 'transition',
     );
+    const unchanged = unchangedAfter(transition !== undefined);
     const retryEntry: RetryEntry | null =
       retry === undefined || entry.cancelReason === 'shutdown'
         ? null
@@ -1047,6 +1276,12 @@ export class Orchestrator {
         });
         if (retryEntry !== null) store.saveRetry(retryEntry);
         else if (entry.cancelReason !== 'shutdown') store.deleteRetry(issue.id);
+        if (
+          unchanged !== null &&
+          (unchanged.sessions !== unchangedBefore?.sessions || unchanged.state !== unchangedBefore.state)
+        ) {
+          store.setUnchangedRun(issue.id, unchanged);
+        }
         // The handoff (or blocked move) is decided here and written before the tracker is
         // asked: a crash before the tracker write is then completed at the next start instead
         // of finished work being dispatched again.
@@ -1069,6 +1304,7 @@ export class Orchestrator {
       {
         issue_id: issue.id,
         issue_identifier: issue.identifier,
+        attempt: entry.attempt,
         session_id: exit.sessionId,
         host: entry.host,
         exit: plan.kind,
@@ -1095,7 +1331,8 @@ export class Orchestrator {
       this.onChange();
       return;
     }
-    if (plan.kind === 'failed' && retryEntry === null) {
+    const budgetStopped = plan.actions.some((a) => a.type === 'mark_exhausted');
+    if (plan.kind === 'failed' && retryEntry === null && !budgetStopped) {
       this.held.set(issue.id, {
         fingerprint: null,
         identifier: issue.identifier,
@@ -1109,6 +1346,9 @@ export class Orchestrator {
           ? 'issue held: its run failed in a way a retry cannot fix; change the issue or WORKFLOW.md to dispatch it again'
           : 'issue held: its run failed in a way a retry cannot fix; change the issue to dispatch it again',
       );
+    }
+    if (transition?.purpose === 'blocked' && exit.type === 'completed') {
+      this.park(issue, transition.state, exit.finalMessage);
     }
     for (const action of plan.actions) await this.apply(issue, action, retryEntry);
     this.onChange();
@@ -1129,9 +1369,9 @@ export class Orchestrator {
       case 'comment':
         await tracker
           .commentIssue(issue.id, action.body)
-          .then(() => this.observe({ type: 'comment', lifecycle: action.lifecycle, result: 'success' }))
+          .then(() => this.observe({ ...commented(issue.id, action), result: 'success' }))
           .catch((error: unknown) => {
-            this.observe({ type: 'comment', lifecycle: action.lifecycle, result: 'error' });
+            this.observe({ ...commented(issue.id, action), result: 'error' });
             log.warn({ ...fields, error: describe(error) }, 'comment failed');
           });
         return;
@@ -1256,8 +1496,17 @@ export class Orchestrator {
   private armRetry(entry: RetryEntry): void {
     const previous = this.retries.get(entry.issueId);
     if (previous) this.deps.clock.clearTimeout(previous.timer);
+    if (this.stopping) {
+      // Saved already: the next start restores it. A timer now would outlive the store.
+      this.retries.delete(entry.issueId);
+      return;
+    }
     const delay = Math.max(0, entry.dueAtMs - this.deps.clock.nowMs());
-    const timer = this.deps.clock.setTimeout(() => void this.fireRetry(entry.issueId), delay);
+    const timer = this.deps.clock.setTimeout(() => {
+      const firing = this.fireRetry(entry.issueId);
+      this.inFlight.add(firing);
+      void firing.finally(() => this.inFlight.delete(firing));
+    }, delay);
     this.retries.set(entry.issueId, { entry, timer });
   }
 
@@ -1284,11 +1533,11 @@ export class Orchestrator {
   private async fireDueRetry(issueId: string, entry: RetryEntry): Promise<void> {
     this.retries.delete(issueId);
     const { config } = this.deps.workflow.current();
+    // The attempt has not run, so it keeps its number.
     const reschedule = (error: string, reason: RetryReason = 'timer') =>
       this.scheduleRetry({
         ...entry,
-        attempt: entry.attempt + 1,
-        dueAtMs: this.deps.clock.nowMs() + failureDelayMs(entry.attempt + 1, config.agent.maxRetryBackoffMs),
+        dueAtMs: this.deps.clock.nowMs() + failureDelayMs(1, config.agent.maxRetryBackoffMs),
         reason,
         lastError: error,
       });
@@ -1299,6 +1548,8 @@ export class Orchestrator {
     let issue: Issue;
     try {
       issue = await this.deps.tracker.fetchIssueById(issueId);
+      // Stopping meanwhile: the retry stays saved for the next start.
+      if (this.stopping) return;
     } catch (error) {
       if (error instanceof TrackerError && error.kind === 'tracker_not_found') {
         this.release(issueId);
@@ -1364,6 +1615,18 @@ export class Orchestrator {
     // Failure retries are saved without a session, so only continuations resume one.
     this.dispatchSafely(issue, entry.attempt, entry.sessionId, host);
   }
+}
+
+/** The observation of a lifecycle comment, less its result. */
+function commented(issueId: string, action: Extract<ExitAction, { type: 'comment' }>) {
+  return { type: 'comment', issueId, lifecycle: action.lifecycle, body: action.body } as const;
+}
+
+/** An issue's recorded run of unchanged sessions (none when it has no budget record). */
+function unchangedRunOf(
+  budget: { unchangedSessions: number; unchangedState: string | null } | null,
+): UnchangedRun {
+  return { sessions: budget?.unchangedSessions ?? 0, state: budget?.unchangedState ?? null };
 }
 
 /** What must change about an issue before a held one is tried again. */

@@ -17,10 +17,13 @@ export interface SlotLimits {
   runningByState?: Readonly<Record<string, number>>;
 }
 
-/** One candidate's decision; a dispatch row's `host` is its SSH worker host, null = this machine. */
+/**
+ * One candidate's decision; a dispatch row's `host` is its SSH worker host, null = this machine.
+ * A row skipped as `blocked` names the open blockers in `blockedBy`.
+ */
 export type PlanRow =
   | { issue: Issue; dispatch: true; host: string | null }
-  | { issue: Issue; dispatch: false; reason: string; detail: string };
+  | { issue: Issue; dispatch: false; reason: string; detail: string; blockedBy?: readonly string[] };
 
 /**
  * Orders candidates and decides each one against eligibility, free slots and, when
@@ -44,7 +47,12 @@ export function planDispatch(
   const ineligible = eligibilityCheck(eligibility);
   return dispatchOrder(candidates).map((issue): PlanRow => {
     const blocked = ineligible(issue);
-    if (blocked !== null) return { issue, dispatch: false, reason: blocked.reason, detail: blocked.detail };
+    if (blocked !== null) {
+      const { reason, detail } = blocked;
+      return blocked.reason === 'blocked'
+        ? { issue, dispatch: false, reason, detail, blockedBy: blocked.blockedBy }
+        : { issue, dispatch: false, reason, detail };
+    }
     if (globalFree === 0) {
       return {
         issue,

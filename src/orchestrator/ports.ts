@@ -44,6 +44,7 @@ export type OrchestratorStore = Pick<
   | 'loadPendingTransitions'
   | 'finishRun'
   | 'closeInterruptedRuns'
+  | 'runsForIssue'
   | 'saveRetry'
   | 'deleteRetry'
   | 'loadRetries'
@@ -53,20 +54,23 @@ export type OrchestratorStore = Pick<
   | 'exhaustedIssues'
   | 'markExhausted'
   | 'markExhaustionReported'
+  | 'clearExhaustion'
+  | 'setUnchangedRun'
   | 'addTotals'
 >;
 
 /** The workspace operations a worker and the owner use. */
 export interface Workspaces {
+  /** `attempt` is 1-based (1 on the first run of a claim), as hooks see it. */
   prepare(
     issue: { id: string; identifier: string },
-    attempt: number | null,
+    attempt: number,
     signal?: AbortSignal,
   ): Promise<{ ok: true; workspace: PreparedWorkspace } | { ok: false; error: WorkspaceError }>;
   afterRun(
     workspace: string,
     issue: { id: string; identifier: string },
-    attempt: number | null,
+    attempt: number,
   ): Promise<HookResult | null>;
   remove(identifier: string, issueId?: string): Promise<{ removed: boolean; error: WorkspaceError | null }>;
   existingKeys(): Promise<string[]>;

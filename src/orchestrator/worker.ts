@@ -1,10 +1,11 @@
 /**
  * One worker attempt for one issue: in-progress transition, workspace and
- * hooks, credential proof, an agent session, turns until the issue leaves an
+ * hooks, sandbox and credential proofs, an agent session, turns until the issue leaves an
  * active state, `max_turns`, a budget, a `BLOCKED:` question or an error, then
  * `after_run`. A worker never touches the orchestrator's state: it reports
  * events, turns and its exit through callbacks, and the owner decides.
  */
+import { checkSandbox } from '../agent/core/sandbox-check.js';
 import {
   type ProofStore,
   proofKey,
@@ -35,8 +36,8 @@ import { stateClassifier } from './states.js';
 
 export interface WorkerJob {
   issue: Issue;
-  /** null on a first run, else the retry number. */
-  attempt: number | null;
+  /** 1-based: the first run of a claim is attempt 1. */
+  attempt: number;
   resumeSessionId: string | null;
   /** The workflow frozen for this attempt: a reload applies to the next dispatch. */
   workflow: Workflow;
@@ -72,6 +73,8 @@ export interface WorkerOutcome {
   exit: WorkerExit;
   /** The issue's state as last seen (after the in-progress transition and each turn). */
   lastState: string;
+  /** The issue's state when the first turn started (after the in-progress transition); null when no turn ran. */
+  firstTurnState: string | null;
   workspace: string | null;
   /** The session's final figures (run-cumulative); null when no turn ran. */
   lastResult: TurnResult | null;
@@ -86,8 +89,9 @@ export async function runWorker(
 ): Promise<WorkerOutcome> {
   const { config, template } = job.workflow;
   const { issue } = job;
-  const fields = { issue_id: issue.id, issue_identifier: issue.identifier };
+  const fields = { issue_id: issue.id, issue_identifier: issue.identifier, attempt: job.attempt };
   let lastState = issue.state;
+  let firstTurnState: string | null = null;
   let lastResult: TurnResult | null = null;
   let unaccountedTurns = 0;
   let turns = 0;
@@ -98,6 +102,7 @@ export async function runWorker(
   const finish = (exit: WorkerExit): WorkerOutcome => ({
     exit,
     lastState,
+    firstTurnState,
     workspace: workspacePath,
     lastResult,
     unaccountedTurns,
@@ -122,11 +127,13 @@ export async function runWorker(
     }
   }
   if (config.tracker.comments.onDispatch) {
+    const body = dispatchComment(config.agent.kind, job.attempt);
+    const comment = { type: 'comment', issueId: issue.id, lifecycle: 'dispatch', body } as const;
     await deps.tracker
-      .commentIssue(issue.id, dispatchComment(config.agent.kind, job.attempt))
-      .then(() => deps.observe({ type: 'comment', lifecycle: 'dispatch', result: 'success' }))
+      .commentIssue(issue.id, body)
+      .then(() => deps.observe({ ...comment, result: 'success' }))
       .catch((error: unknown) => {
-        deps.observe({ type: 'comment', lifecycle: 'dispatch', result: 'error' });
+        deps.observe({ ...comment, result: 'error' });
         deps.log.warn({ ...fields, error: describe(error) }, 'dispatch comment failed');
       });
   }
@@ -167,6 +174,25 @@ export async function runWorker(
       env: deps.agentEnv,
       remote: deps.host,
     };
+    // Start-up proved the sandbox of the setup it started with; a reloaded setup is probed here.
+    // On an SSH host the runtime is not asked (start-up said so).
+    if (deps.host === null && deps.kind.runtime !== undefined) {
+      const sandbox = await checkSandbox({
+        kind: config.agent.kind,
+        runtime: deps.kind.runtime,
+        command: config.agent.command,
+        options: config.agentOptions,
+        env: deps.agentEnv,
+        workspacePath: workspace,
+        store: deps.proofs,
+        nowMs: deps.nowMs,
+      });
+      if (!sandbox.ok) {
+        deps.log.warn({ ...fields, error: sandbox.message }, 'sandbox unusable');
+        return failed('sandbox_unusable', sandbox.message);
+      }
+      if (signal.aborted) return cancelled();
+    }
     const verification = await verifyCredential({
       adapter: deps.adapter,
       start,
@@ -212,6 +238,7 @@ export async function runWorker(
           return failed('prompt_render_failed', rendered.diagnostics.map((d) => d.message).join('; '));
         }
         const startedAt = new Date(deps.nowMs()).toISOString();
+        firstTurnState ??= lastState;
         deps.onTurnStart(turn);
         deps.log.info({ ...fields, turn, session_id: session.sessionId }, 'turn started');
         const outcome = await deps.adapter.runTurn(session, {
@@ -301,8 +328,8 @@ export async function runWorker(
 /** The usage of a worker that ran no turn. */
 export const NO_USAGE = ZERO_TOKENS;
 
-function dispatchComment(kind: string, attempt: number | null): string {
-  return ['Orchestrator session started.', `Agent: ${kind}`, `Attempt: ${attempt ?? 0}`].join('\n');
+function dispatchComment(kind: string, attempt: number): string {
+  return ['Orchestrator session started.', `Agent: ${kind}`, `Attempt: ${attempt}`].join('\n');
 }
 
 function describe(error: unknown): string {

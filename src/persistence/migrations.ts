@@ -139,10 +139,21 @@ CREATE TABLE pending_transitions (
 ) STRICT;
 `;
 
+/**
+ * The no-progress count of each issue: sessions in a row that ended with the issue in the state
+ * their first turn found it in, and that state (a session that starts in another state begins a
+ * new count).
+ */
+const MIGRATION_3 = `
+ALTER TABLE issue_budgets ADD COLUMN unchanged_sessions INTEGER NOT NULL DEFAULT 0 CHECK (unchanged_sessions >= 0);
+ALTER TABLE issue_budgets ADD COLUMN unchanged_state TEXT;
+`;
+
 /** Every migration this build knows, in order. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'runs, turns, retry queue, sessions, proofs, budgets, totals', sql: MIGRATION_1 },
   { version: 2, name: 'pending tracker transitions', sql: MIGRATION_2 },
+  { version: 3, name: 'sessions in a row that left the issue unchanged', sql: MIGRATION_3 },
 ]);
 
 /** The schema version this build writes. */

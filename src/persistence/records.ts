@@ -170,6 +170,10 @@ export interface IssueBudget extends IssueSpend {
   exhaustedReason: string | null;
   /** True once the exhaustion was reported (commented) on the issue. */
   exhaustionReported: boolean;
+  /** Sessions in a row that ended with the issue in `unchangedState`, the state their first turn found it in. */
+  unchangedSessions: number;
+  /** The state those sessions left the issue in; null while none is counted. */
+  unchangedState: string | null;
 }
 
 /** Aggregate counters since the database was created. */
@@ -267,6 +271,8 @@ export interface BudgetRow {
   exhausted_at: string | null;
   exhausted_reason: string | null;
   exhaustion_reported: number;
+  unchanged_sessions: number;
+  unchanged_state: string | null;
 }
 
 export interface TotalsRow {
@@ -475,6 +481,8 @@ export function budgetFromRow(row: BudgetRow, path: string): IssueBudget {
     exhaustedAt: row.exhausted_at,
     exhaustedReason: row.exhausted_reason,
     exhaustionReported: bool(row.exhaustion_reported, origin, 'exhaustion_reported'),
+    unchangedSessions: row.unchanged_sessions,
+    unchangedState: row.unchanged_state,
   };
 }
 

@@ -161,8 +161,8 @@ function prepareStatements(db: Database.Database) {
   const runColumns = `id, issue_id, identifier, attempt, host, agent_kind, session_id, workspace, started_at,
     ended_at, exit_kind, error_kind, error, turns, input_tokens, output_tokens, cache_read_tokens,
     cache_write_tokens, total_tokens, usage_by_model, cost_micro_usd, provenance, unaccounted_turns`;
-  const budgetColumns =
-    'issue_id, sessions, tokens, cost_micro_usd, exhausted_at, exhausted_reason, exhaustion_reported';
+  const budgetColumns = `issue_id, sessions, tokens, cost_micro_usd, exhausted_at, exhausted_reason, exhaustion_reported,
+    unchanged_sessions, unchanged_state`;
   return {
     startRun: db.prepare<StartRunParams>(
       `INSERT INTO runs (issue_id, identifier, attempt, host, agent_kind, session_id, workspace, started_at)
@@ -232,6 +232,9 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${runColumns} FROM runs WHERE identifier = ? ORDER BY id DESC LIMIT 1`,
     ),
     turnsForRun: db.prepare<[number], TurnRow>('SELECT * FROM turns WHERE run_id = ? ORDER BY turn'),
+    unpricedRuns: db.prepare<[], { n: number }>(
+      'SELECT COUNT(*) AS n FROM runs WHERE ended_at IS NOT NULL AND cost_micro_usd IS NULL',
+    ),
     countSessions: db.prepare<[string], { issue_id: string; n: number }>(
       `SELECT ids.value AS issue_id, COUNT(runs.id) AS n
        FROM json_each(?) AS ids LEFT JOIN runs ON runs.issue_id = ids.value
@@ -291,6 +294,11 @@ function prepareStatements(db: Database.Database) {
     markExhaustionReported: db.prepare<[string, string]>(
       `UPDATE issue_budgets SET exhaustion_reported = 1, updated_at = ?
        WHERE issue_id = ? AND exhausted_at IS NOT NULL AND exhaustion_reported = 0`,
+    ),
+    setUnchangedRun: db.prepare<[string, number, string | null, string]>(
+      `INSERT INTO issue_budgets (issue_id, unchanged_sessions, unchanged_state, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (issue_id) DO UPDATE SET unchanged_sessions = excluded.unchanged_sessions,
+         unchanged_state = excluded.unchanged_state, updated_at = excluded.updated_at`,
     ),
     clearExhaustion: db.prepare<[string, string]>(
       `UPDATE issue_budgets SET exhausted_at = NULL, exhausted_reason = NULL, exhaustion_reported = 0,
@@ -639,6 +647,11 @@ export class Store {
     );
   }
 
+  /** Finished runs whose cost is unknown (not priced): the totals' known cost leaves them out. */
+  unpricedRuns(): number {
+    return this.#guard('count unpriced runs', () => this.#sql.unpricedRuns.get()?.n ?? 0);
+  }
+
   /**
    * Sessions used per issue (every run row, open, interrupted or finished, since each started
    * a session), in one query. Every requested id is in the map; an issue without runs has 0.
@@ -780,6 +793,16 @@ export class Store {
       'clear exhaustion',
       () => this.#sql.clearExhaustion.run(this.#nowIso(), issueId).changes > 0,
     );
+  }
+
+  /**
+   * Records the issue's no-progress count: `sessions` in a row ended with it in `state` (0 and
+   * null: none counted). Created on first use, like the spend.
+   */
+  setUnchangedRun(issueId: string, run: { sessions: number; state: string | null }): void {
+    this.#guard('set unchanged sessions', () => {
+      this.#sql.setUnchangedRun.run(issueId, run.sessions, run.state, this.#nowIso());
+    });
   }
 
   // ---- totals ----

@@ -17,12 +17,12 @@ const SAMPLE_WORKSPACE_PATH = '/var/lib/orchestrator/workspaces/ENG-42';
 /** Turn budget shown to the template during validation. */
 const SAMPLE_MAX_TURNS = 20;
 
-/** The turns validation renders: a first run, and a retry's continuation turn. */
+/** The turns validation renders: a first attempt, and a later attempt's continuation turn. */
 function sampleTurns(): PromptVariables[] {
   const base = { issue: SAMPLE_ISSUE, maxTurns: SAMPLE_MAX_TURNS, workspacePath: SAMPLE_WORKSPACE_PATH };
   return [
-    promptVariables({ ...base, attempt: null, turn: 1 }),
-    promptVariables({ ...base, attempt: 1, turn: 2 }),
+    promptVariables({ ...base, attempt: 1, turn: 1 }),
+    promptVariables({ ...base, attempt: 2, turn: 2 }),
   ];
 }
 

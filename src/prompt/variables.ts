@@ -1,7 +1,9 @@
 /**
  * The one place that decides what a prompt template can read. Every name is always present
  * (`attempt` is null on a first run rather than missing) because strict variables turn a missing
- * name into an error, and a template must behave the same on every turn.
+ * name into an error, and a template must behave the same on every turn. `attempt` counts like
+ * every other place (the first run is attempt 1, the next attempt 2) but reads as null on the
+ * first, so `{% if attempt %}` tells a later attempt from the first.
  */
 
 import type { Issue } from '../domain/issue.js';
@@ -11,7 +13,7 @@ import { issueTemplateView } from '../domain/issue.js';
 export interface PromptVariables {
   /** The issue, as `issueTemplateView` maps it. */
   issue: Record<string, unknown>;
-  /** Retry number; null on a first run (never absent). */
+  /** The attempt number from 2 on; null on the first attempt (never absent). */
   attempt: number | null;
   run: {
     /** 1-based turn within this run. */
@@ -33,8 +35,8 @@ export const PROMPT_VARIABLE_NAMES = ['issue', 'attempt', 'run', 'workspace'] as
 /** What the caller knows about one turn. */
 export interface PromptVariablesInput {
   issue: Issue;
-  /** null on a first run. */
-  attempt: number | null;
+  /** 1-based: the first run of a claim is attempt 1. */
+  attempt: number;
   /** 1-based turn number. */
   turn: number;
   maxTurns: number;
@@ -45,7 +47,7 @@ export interface PromptVariablesInput {
 export function promptVariables(input: PromptVariablesInput): PromptVariables {
   return {
     issue: issueTemplateView(input.issue),
-    attempt: input.attempt,
+    attempt: input.attempt > 1 ? input.attempt : null,
     run: { turn: input.turn, max_turns: input.maxTurns, is_continuation: input.turn > 1 },
     workspace: { path: input.workspacePath },
   };

@@ -12,9 +12,13 @@
  *
  * Test hooks: tables carry `data-testid`, their rows `data-issue` (the identifier), cells
  * `data-field`, and number cells the plain figure in `data-value`.
+ *
+ * An issue's identifier links to its page (`/issues/<identifier>`, see issue-page.ts); the
+ * "Not running" table lists every other issue the orchestrator knows of, with why.
  */
 
-const STYLE = `
+/** The dashboard's stylesheet; the issue pages share it. */
+export const STYLE = `
 :root {
   color-scheme: light dark;
   --bg: #f6f7f9; --fg: #1b1d21; --muted: #626873; --card: #ffffff; --border: #e1e4e8;
@@ -88,6 +92,7 @@ const BODY = `
   <span class="item">uptime <b id="uptime" data-field="uptime">—</b></span>
   <span class="item">running <b id="count-running" data-field="running">—</b></span>
   <span class="item">retrying <b id="count-retrying" data-field="retrying">—</b></span>
+  <span class="item">not running <b id="count-waiting" data-field="waiting">—</b></span>
   <span class="item">slots <b id="slots" data-field="slots">—</b></span>
   <span id="draining" class="pill warn" hidden>draining</span>
   <span id="not-ready" class="pill bad" hidden>not ready</span>
@@ -102,7 +107,7 @@ const BODY = `
     <div class="card"><div class="label">Cache read</div><div class="value" data-field="cache_read_tokens">—</div><div class="sub" data-field="active_cache_read_tokens"></div></div>
     <div class="card"><div class="label">Cache write</div><div class="value" data-field="cache_write_tokens">—</div><div class="sub" data-field="active_cache_write_tokens"></div></div>
     <div class="card"><div class="label">Total tokens</div><div class="value" data-field="total_tokens">—</div><div class="sub" data-field="active_total_tokens"></div></div>
-    <div class="card"><div class="label">Cost</div><div class="value" data-field="cost_usd">—</div><div class="sub" data-field="active_cost_usd"></div></div>
+    <div class="card"><div class="label">Cost</div><div class="value" data-field="cost_usd">—</div><div class="sub" data-field="active_cost_usd"></div><div class="sub" data-field="cost_note"></div></div>
     <div class="card"><div class="label">Runs finished / started</div><div class="value" data-field="runs">—</div><div class="sub" data-field="dispatches"></div></div>
     <div class="card"><div class="label">Agent time</div><div class="value" data-field="seconds_running">—</div><div class="sub">since start</div></div>
   </section>
@@ -115,17 +120,15 @@ const BODY = `
 
   <h2>Retry queue <span class="count" id="retry-count"></span></h2>
   <div class="wrap"><table data-testid="retrying">
-    <thead><tr><th>Issue</th><th class="num">Attempt</th><th class="num">Due in</th><th>Reason</th><th>Last error</th></tr></thead>
+    <thead><tr><th>Issue</th><th class="num">Next attempt</th><th class="num">Due in</th><th>Reason</th><th>Last error</th></tr></thead>
     <tbody></tbody>
   </table></div>
 
-  <section id="held-section" hidden>
-  <h2>Held <span class="count" id="held-count"></span></h2>
-  <div class="wrap"><table data-testid="held">
-    <thead><tr><th>Issue</th><th>Why</th><th>Dispatched again after</th></tr></thead>
+  <h2>Not running <span class="count" id="waiting-count"></span></h2>
+  <div class="wrap"><table data-testid="waiting">
+    <thead><tr><th>Issue</th><th>Title</th><th>State</th><th>Why</th><th>Seen</th></tr></thead>
     <tbody></tbody>
   </table></div>
-  </section>
 
   <section id="hosts-section" hidden>
   <h2>SSH hosts <span class="count" id="hosts-count"></span></h2>
@@ -274,7 +277,11 @@ const SCRIPT = `
 
   const totalOf = (t) => (t && isNum(t.total_tokens) ? t.total_tokens : null);
   const modelsOf = (byModel) => (byModel && typeof byModel === 'object' ? Object.keys(byModel).sort().join(', ') : '');
-  const issueHref = (identifier) => '/api/v1/issues/' + encodeURIComponent(String(identifier));
+  /** The issue page; an identifier of only dots goes in the query, where no URL parser resolves it away. */
+  function issueHref(identifier) {
+    const segment = encodeURIComponent(String(identifier));
+    return segment === '.' || segment === '..' ? '/issues?identifier=' + segment : '/issues/' + segment;
+  }
 
   function outcomeClass(kind) {
     if (kind === 'succeeded') return 'good';
@@ -483,16 +490,31 @@ const SCRIPT = `
     },
   ];
 
-  const HELD_COLUMNS = [
-    { field: 'identifier', cell: (h) => issueCell(h.issue_identifier, '') },
-    { field: 'error', cls: 'text', cell: (h) => ({ text: h.error }) },
+  function reasonClass(reason) {
+    if (reason === 'held' || reason === 'budget_exhausted' || reason === 'missing_fields') return 'bad';
+    if (reason === 'blocked' || reason === 'parked') return 'warn';
+    return '';
+  }
+
+  /** A held issue's full error and what releases it, from the state's held list. */
+  function whyTitle(w) {
+    if (w.reason !== 'held' || !state || !Array.isArray(state.held)) return w.reason;
+    const hold = state.held.find((h) => h.issue_id === w.issue_id);
+    if (!hold) return w.reason;
+    const release = hold.released_by === 'issue_or_workflow_change' ? 'an issue edit or a WORKFLOW.md change' : 'an issue edit';
+    return text(hold.error) + ' · dispatched again after ' + release;
+  }
+
+  const WAITING_COLUMNS = [
+    { field: 'identifier', cell: (w) => issueCell(w.issue_identifier || w.issue_id, w.title) },
+    { field: 'title', cls: 'clip', cell: (w) => ({ text: w.title, title: w.title }) },
+    { field: 'state', cell: (w) => ({ text: w.state }) },
     {
-      field: 'released_by',
+      field: 'why',
       cls: 'text',
-      cell: (h) => ({
-        text: h.released_by === 'issue_or_workflow_change' ? 'an issue edit or a WORKFLOW.md change' : 'an issue edit',
-      }),
+      cell: (w) => ({ text: w.detail || w.reason, value: w.reason, title: whyTitle(w), cls: reasonClass(w.reason) }),
     },
+    { field: 'seen', cell: (w) => ({ text: fmtTime(w.seen_at), title: w.seen_at }) },
   ];
 
   const HOST_COLUMNS = [
@@ -601,6 +623,8 @@ const SCRIPT = `
     setAttr(byId('count-running'), 'data-value', counts.running);
     setText(byId('count-retrying'), fmtInt(counts.retrying));
     setAttr(byId('count-retrying'), 'data-value', counts.retrying);
+    setText(byId('count-waiting'), fmtInt(counts.waiting));
+    setAttr(byId('count-waiting'), 'data-value', counts.waiting);
     setText(byId('slots'), fmtInt(slots.available) + ' free of ' + fmtInt(slots.max));
     setAttr(byId('slots'), 'data-value', slots.available);
     byId('draining').hidden = !s.draining;
@@ -626,6 +650,18 @@ const SCRIPT = `
       'active_cost_usd',
       isNum(totals.active_cost_usd) && totals.active_cost_usd > 0 ? '+' + fmtUsd(totals.active_cost_usd) + ' in running sessions' : '',
       totals.active_cost_usd,
+    );
+    // An unknown total shows as a dash (fmtUsd); this says why, and what is known.
+    const unpriced = totals.unpriced_runs;
+    const known = totals.known_cost_usd;
+    setField(
+      root,
+      'cost_note',
+      isNum(unpriced) && unpriced > 0
+        ? fmtInt(unpriced) + (unpriced === 1 ? ' run' : ' runs') + ' without a known cost' +
+            (isNum(known) && known > 0 ? ' (' + fmtUsd(known) + ' known)' : '')
+        : '',
+      unpriced,
     );
     setField(root, 'runs', fmtInt(totals.runs_finished) + ' / ' + fmtInt(totals.runs_started), totals.runs_finished);
     setField(root, 'dispatches', fmtInt(totals.dispatches_since_start) + ' dispatches since start', totals.dispatches_since_start);
@@ -684,10 +720,17 @@ const SCRIPT = `
     renderRows('retrying', retrying, (r) => r.issue_id, (r) => ({ 'data-issue': r.issue_identifier }), RETRY_COLUMNS, 'Nothing queued');
     setText(byId('running-count'), String(running.length));
     setText(byId('retry-count'), String(retrying.length));
-    const held = Array.isArray(state.held) ? state.held : [];
-    renderRows('held', held, (h) => h.issue_id, (h) => ({ 'data-issue': h.issue_identifier }), HELD_COLUMNS, 'Nothing held');
-    setText(byId('held-count'), String(held.length));
-    byId('held-section').hidden = held.length === 0;
+    const waiting = Array.isArray(state.waiting) ? state.waiting : [];
+    renderRows(
+      'waiting',
+      waiting,
+      (w) => w.issue_id,
+      (w) => ({ 'data-issue': w.issue_identifier, 'data-reason': w.reason }),
+      WAITING_COLUMNS,
+      'Every issue known is running or queued',
+    );
+    const waitingTotal = state.counts && isNum(state.counts.waiting) ? state.counts.waiting : waiting.length;
+    setText(byId('waiting-count'), waitingTotal > waiting.length ? waiting.length + ' of ' + waitingTotal : String(waiting.length));
     const hosts = Array.isArray(state.ssh_hosts) ? state.ssh_hosts : [];
     renderRows('hosts', hosts, (h) => h.host, (h) => ({ 'data-host': h.host }), HOST_COLUMNS, 'No SSH hosts');
     setText(byId('hosts-count'), String(hosts.length));

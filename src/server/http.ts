@@ -113,7 +113,7 @@ export async function startServer(sources: ServerSources, options: StartOptions)
       return {
         ok: false,
         code: 'server_port_in_use',
-        message: `cannot listen on ${addr}: the port is already in use`,
+        message: `cannot listen on ${addr}: the port is already in use; choose another with --port N, or --port 0 to run without the HTTP server`,
       };
     }
     return {

@@ -13,7 +13,14 @@ import type { ServiceConfig } from '../workflow/config.js';
 /** The store reads the API needs. */
 export type ServerStore = Pick<
   Store,
-  'recentRuns' | 'runsForIssue' | 'runByIdentifier' | 'turnsForRun' | 'totals' | 'retryFor' | 'ping'
+  | 'recentRuns'
+  | 'runsForIssue'
+  | 'runByIdentifier'
+  | 'turnsForRun'
+  | 'totals'
+  | 'unpricedRuns'
+  | 'retryFor'
+  | 'ping'
 >;
 
 /** One agent kind's health, as `orchestrator adapters` reports it. */

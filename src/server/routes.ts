@@ -12,11 +12,14 @@ import type { OrchestratorSnapshot } from '../orchestrator/orchestrator.js';
 import type { Logger } from '../orchestrator/ports.js';
 import { PersistenceError } from '../persistence/index.js';
 import { EventStreams } from './events.js';
+import { IssueComments } from './issue-comments.js';
+import { ISSUE_PAGE_CSP, issueNotFoundPage, issuePage } from './issue-page.js';
 import { ModelTokens } from './model-tokens.js';
 import type { ServerSources } from './ports.js';
 import { type ApiErrorCode, type Reply, reply } from './respond.js';
 import {
   type Check,
+  type IssueView,
   issueView,
   type ReadinessView,
   type RunView,
@@ -91,13 +94,20 @@ export class Api {
   readonly streams: EventStreams;
   /** Tokens by model since start, fed by the orchestrator's observations. */
   readonly tokens = new ModelTokens();
+  /** Comments the orchestrator made per issue since start, for the issue pages. */
+  readonly comments: IssueComments;
   readonly #unsubscribe: () => void;
   readonly #routes: ReadonlyMap<string, Route>;
   readonly #issueRoute: Route = { methods: GET, handle: (r) => this.#issue(r) };
+  readonly #issuePageRoute: Route = { methods: GET, handle: (r) => this.#issuePage(r) };
 
   constructor(private readonly options: ApiOptions) {
     const { sources } = options;
-    this.#unsubscribe = sources.subscribe((observation) => this.tokens.observe(observation));
+    this.comments = new IssueComments(() => sources.nowMs());
+    this.#unsubscribe = sources.subscribe((observation) => {
+      this.tokens.observe(observation);
+      this.comments.observe(observation);
+    });
     this.streams = new EventStreams({
       subscribe: (listener) => sources.subscribe(listener),
       stateJson: () => this.#quietly('state', () => sources.mask(JSON.stringify(this.#state()))),
@@ -112,6 +122,7 @@ export class Api {
       ['/favicon.ico', { methods: GET, handle: (r) => void r.res.writeHead(204).end() }],
       ['/livez', { methods: GET, handle: (r) => this.#livez(r) }],
       ['/readyz', { methods: GET, handle: (r) => this.#readyz(r) }],
+      ['/issues', { methods: GET, handle: (r) => this.#issuePage(r) }],
       ['/api/v1/state', { methods: GET, handle: (r) => r.reply.json(200, this.#state()) }],
       ['/api/v1/runs', { methods: GET, handle: (r) => this.#runsRoute(r) }],
       ['/api/v1/refresh', { methods: POST, handle: (r) => this.#refresh(r) }],
@@ -147,9 +158,13 @@ export class Api {
     let route = this.#routes.get(url.pathname);
     let params: string[] = [];
     const issue = /^\/api\/v1\/issues\/([^/]+)$/.exec(url.pathname);
+    const page = /^\/issues\/([^/]+)$/.exec(url.pathname);
     if (route === undefined && issue !== null) {
       route = this.#issueRoute;
       params = [issue[1] ?? ''];
+    } else if (route === undefined && page !== null) {
+      route = this.#issuePageRoute;
+      params = [page[1] ?? ''];
     }
     if (route === undefined) {
       out.error(404, 'not_found', `no route ${url.pathname}`);
@@ -250,6 +265,7 @@ export class Api {
       workflowPath: sources.workflowPath,
       snapshot,
       totals: sources.store.totals(),
+      unpricedRuns: sources.store.unpricedRuns(),
       config: sources.config(),
       adapters: sources.adapters(),
       tokensByModel: this.tokens.snapshot(),
@@ -294,14 +310,9 @@ export class Api {
   }
 
   #issue({ params, reply: out }: Request): void {
-    const { sources } = this.options;
     const identifier = params[0] ?? '';
-    const snapshot = this.#snapshot();
-    const running = snapshot.running.find((e) => e.issue.identifier === identifier) ?? null;
-    const queued = snapshot.retries.find((r) => r.identifier === identifier) ?? null;
-    const latest = running === null && queued === null ? sources.store.runByIdentifier(identifier) : null;
-    const issueId = running?.issue.id ?? queued?.issueId ?? latest?.issueId ?? null;
-    if (issueId === null) {
+    const view = this.#issueView(identifier);
+    if (view === null) {
       out.error(
         404,
         'issue_not_found',
@@ -309,11 +320,60 @@ export class Api {
       );
       return;
     }
+    out.json(200, view);
+  }
+
+  /** `/issues/<identifier>`, or `/issues?identifier=` for one a path segment cannot hold (`.`, `..`). */
+  #issuePage({ url, params, reply: out }: Request): void {
+    let identifier = params[0];
+    if (identifier === undefined) {
+      const given = url.searchParams.getAll('identifier');
+      if (given.length !== 1 || given[0] === '') {
+        throw new InvalidParameter(
+          'identifier must be given once: /issues/<identifier> or /issues?identifier=',
+        );
+      }
+      identifier = given[0] as string;
+    }
+    const mask = (text: string) => this.options.sources.mask(text);
+    const view = this.#issueView(identifier);
+    const html = view === null ? issueNotFoundPage(identifier, mask) : issuePage(view, mask);
+    out.text(view === null ? 404 : 200, html, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': ISSUE_PAGE_CSP,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    });
+  }
+
+  /** Everything known of the issue named `identifier`, or null when nothing is. */
+  #issueView(identifier: string): IssueView | null {
+    const { sources } = this.options;
+    const snapshot = this.#snapshot();
+    const running = snapshot.running.find((e) => e.issue.identifier === identifier) ?? null;
+    const queued = snapshot.retries.find((r) => r.identifier === identifier) ?? null;
+    const waiting = snapshot.waiting.find((w) => w.identifier === identifier) ?? null;
+    const latest =
+      running === null && queued === null && waiting === null
+        ? sources.store.runByIdentifier(identifier)
+        : null;
+    const issueId = running?.issue.id ?? queued?.issueId ?? waiting?.issueId ?? latest?.issueId ?? null;
+    if (issueId === null) return null;
     const retry = queued ?? (running === null ? sources.store.retryFor(issueId) : null);
     const runs = sources.store
       .runsForIssue(issueId, ISSUE_RUNS_LIMIT)
       .map((run) => ({ run, turns: sources.store.turnsForRun(run.id) }));
-    out.json(200, issueView({ identifier, issueId, running, retry, runs, nowMs: sources.nowMs() }));
+    return issueView({
+      identifier,
+      issueId,
+      running,
+      retry,
+      waiting,
+      runs,
+      comments: this.comments.for(issueId),
+      nowMs: sources.nowMs(),
+    });
   }
 
   #refresh({ reply: out }: Request): void {

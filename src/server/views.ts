@@ -10,11 +10,15 @@ import type { TokenCounts } from '../domain/agent.js';
 import type { HoldRelease } from '../domain/errors.js';
 import type { OrchestratorSnapshot, RunningEntry } from '../orchestrator/orchestrator.js';
 import type { AgentRateLimit } from '../orchestrator/rate-limits.js';
+import type { WaitingEntry } from '../orchestrator/waiting.js';
 import type { RetryEntry, RunRecord, TotalsRecord, TurnRecord } from '../persistence/index.js';
 import type { ServiceConfig } from '../workflow/config.js';
+import type { IssueComment } from './issue-comments.js';
 import type { AdapterHealth } from './ports.js';
 
 const MICROS_PER_USD = 1_000_000;
+/** The most `waiting` entries the state document lists (`counts.waiting` has them all). */
+export const MAX_WAITING_LISTED = 200;
 
 export interface TokensView {
   input_tokens: number;
@@ -29,8 +33,8 @@ export interface RunningView {
   issue_identifier: string;
   title: string;
   state: string;
-  /** null on a first run, the retry number otherwise. */
-  attempt: number | null;
+  /** 1-based: 1 on the first run of a claim, as in the run's record. */
+  attempt: number;
   run_id: number;
   host: string;
   session_id: string | null;
@@ -50,6 +54,7 @@ export interface RunningView {
 export interface RetryView {
   issue_id: string;
   issue_identifier: string;
+  /** The attempt the retry runs as: one more than the run it follows. */
   attempt: number;
   due_at: string;
   /** Whole seconds until due, 0 when overdue. */
@@ -68,6 +73,36 @@ export interface HeldView {
   error_kind: string | null;
   /** What ends the hold (a restart always does). */
   released_by: HoldRelease;
+}
+
+/** An issue the orchestrator knows of and is not running or retrying, with why. */
+export interface WaitingView {
+  issue_id: string;
+  issue_identifier: string;
+  title: string;
+  /** The tracker state when last seen. */
+  state: string;
+  /**
+   * Why, as a code: the dispatch plan's (`blocked`, `budget_exhausted`, `held`, `no_slot`,
+   * `no_state_slot`, `not_active`, `terminal`, `missing_fields`, `ssh_hosts_at_capacity`,
+   * `ssh_hosts_down`) or `parked` (moved to the blocked state for a person to answer).
+   */
+  reason: string;
+  /** Why, in words: `waiting on DEMO-1`, `token budget 60,000 of 50,000`, `held: agent_not_found`. */
+  detail: string;
+  /** Identifiers of the open blockers; [] unless `reason` is `blocked`. */
+  blocked_by: string[];
+  /** When the orchestrator last saw it so (the tick that planned it, or when it parked it). */
+  seen_at: string;
+}
+
+/** A comment the orchestrator posted on an issue (or tried to: `posted` false when the tracker refused). */
+export interface CommentView {
+  at: string;
+  /** `dispatch`, `completion`, `failure`, `blocked` or `budget`. */
+  lifecycle: string;
+  posted: boolean;
+  body: string;
 }
 
 export interface ConfigView {
@@ -137,11 +172,14 @@ export interface StateView {
   uptime_seconds: number;
   ready: boolean;
   draining: boolean;
-  counts: { running: number; retrying: number };
+  /** `waiting`: every issue known and not running or retrying, listed or not. */
+  counts: { running: number; retrying: number; waiting: number };
   slots: { max: number; available: number };
   running: RunningView[];
   retrying: RetryView[];
   held: HeldView[];
+  /** Issues known and not running or retrying, with why, in dispatch order; at most MAX_WAITING_LISTED. */
+  waiting: WaitingView[];
   /** SSH hosts with their sessions, cap and down state; [] when sessions run on this machine. */
   ssh_hosts: HostView[];
   /** Whether the database takes writes; while it does not, nothing new is dispatched. */
@@ -159,7 +197,12 @@ export interface StateView {
     runs_finished: number;
     seconds_running: number;
     tokens: TokensView;
-    cost_usd: number;
+    /** What the finished runs cost; null when some run's cost is unknown (the sum would read as a total). */
+    cost_usd: number | null;
+    /** The sum of the finished runs whose cost is known. */
+    known_cost_usd: number;
+    /** Finished runs whose cost is unknown (their runtime could not price them). */
+    unpriced_runs: number;
     active_tokens: TokensView;
     active_cost_usd: number | null;
   };
@@ -217,10 +260,16 @@ export type IssueStatus = 'running' | 'retrying' | 'idle';
 export interface IssueView {
   issue_identifier: string;
   issue_id: string;
+  /** The title when the issue runs or waits now; null when only past runs name it. */
+  title: string | null;
   status: IssueStatus;
   running: RunningView | null;
   retry: RetryView | null;
+  /** Why it is not running, when the orchestrator knows of it and it is not running or retrying. */
+  waiting: WaitingView | null;
   runs: (RunView & { turn_records: TurnView[] })[];
+  /** Comments the orchestrator made on it since the service started, oldest first. */
+  comments: CommentView[];
 }
 
 export type Check = 'pass' | 'fail';
@@ -280,6 +329,28 @@ export function runningView(entry: RunningEntry, nowMs: number): RunningView {
     tokens_by_model: tokensByModelView(entry.usageByModel),
     cost_usd: usd(entry.costMicroUsd),
     provenance: entry.provenance,
+  };
+}
+
+export function waitingView(entry: WaitingEntry): WaitingView {
+  return {
+    issue_id: entry.issueId,
+    issue_identifier: entry.identifier,
+    title: entry.title,
+    state: entry.state,
+    reason: entry.reason,
+    detail: entry.detail,
+    blocked_by: [...entry.blockedBy],
+    seen_at: iso(entry.seenAtMs),
+  };
+}
+
+export function commentView(comment: IssueComment): CommentView {
+  return {
+    at: iso(comment.atMs),
+    lifecycle: comment.lifecycle,
+    posted: comment.result === 'success',
+    body: comment.body,
   };
 }
 
@@ -410,6 +481,8 @@ export interface StateInputs {
   snapshot: OrchestratorSnapshot;
   /** Persisted totals since the database was created. */
   totals: TotalsRecord;
+  /** Finished runs whose cost is unknown. */
+  unpricedRuns: number;
   config: ServiceConfig;
   adapters: readonly AdapterHealth[];
   /** Tokens by model the server has seen since it started. */
@@ -444,7 +517,11 @@ export function stateView(input: StateInputs): StateView {
     uptime_seconds: wholeSeconds(nowMs - input.startedAtMs),
     ready: input.ready,
     draining: snapshot.draining,
-    counts: { running: snapshot.running.length, retrying: snapshot.retries.length },
+    counts: {
+      running: snapshot.running.length,
+      retrying: snapshot.retries.length,
+      waiting: snapshot.waiting.length,
+    },
     slots: { max, available: Math.max(0, max - snapshot.running.length) },
     running: snapshot.running.map((e) => runningView(e, nowMs)),
     retrying: [...snapshot.retries].sort((a, b) => a.dueAtMs - b.dueAtMs).map((e) => retryView(e, nowMs)),
@@ -455,6 +532,7 @@ export function stateView(input: StateInputs): StateView {
       error_kind: h.errorKind,
       released_by: h.releasedBy,
     })),
+    waiting: snapshot.waiting.slice(0, MAX_WAITING_LISTED).map(waitingView),
     ssh_hosts: snapshot.hosts.map((h) => ({
       host: h.host,
       running: h.running,
@@ -477,7 +555,9 @@ export function stateView(input: StateInputs): StateView {
         totals.secondsRunning +
         snapshot.running.reduce((sum, e) => sum + wholeSeconds(nowMs - e.startedAtMs), 0),
       tokens: tokensView(totals.tokens),
-      cost_usd: totals.costMicroUsd / MICROS_PER_USD,
+      cost_usd: input.unpricedRuns > 0 ? null : totals.costMicroUsd / MICROS_PER_USD,
+      known_cost_usd: totals.costMicroUsd / MICROS_PER_USD,
+      unpriced_runs: input.unpricedRuns,
       active_tokens: tokensView(activeTokens),
       active_cost_usd: usd(activeCostMicroUsd(snapshot.running, input.priceTokens)),
     },
@@ -494,17 +574,23 @@ export function issueView(input: {
   issueId: string;
   running: RunningEntry | null;
   retry: RetryEntry | null;
+  waiting: WaitingEntry | null;
   runs: readonly { run: RunRecord; turns: readonly TurnRecord[] }[];
+  comments: readonly IssueComment[];
   nowMs: number;
 }): IssueView {
   const status: IssueStatus = input.running !== null ? 'running' : input.retry !== null ? 'retrying' : 'idle';
+  const waiting = input.running === null && input.retry === null ? input.waiting : null;
   return {
     issue_identifier: input.identifier,
     issue_id: input.issueId,
+    title: input.running?.issue.title ?? waiting?.title ?? null,
     status,
     running: input.running === null ? null : runningView(input.running, input.nowMs),
     retry: input.retry === null ? null : retryView(input.retry, input.nowMs),
+    waiting: waiting === null ? null : waitingView(waiting),
     runs: input.runs.map(({ run, turns }) => ({ ...runView(run), turn_records: turns.map(turnView) })),
+    comments: input.comments.map(commentView),
   };
 }
 

@@ -4,6 +4,10 @@
  */
 import type { ConfigIssue } from '../domain/diagnostic.js';
 import type { TrackerAdapter, TrackerSettings } from '../domain/tracker.js';
+import type { LocalFile } from '../workflow/local-files.js';
+
+/** Whether a tracker answered at all; `reason` says what happened instead ("connection refused"). */
+export type Reachability = { ok: true } | { ok: false; address: string; reason: string };
 
 /** What the service lends a tracker it creates. */
 export interface TrackerContext {
@@ -14,10 +18,19 @@ export interface TrackerContext {
 export interface TrackerKind {
   /** `tracker.api_key` must resolve to a non-empty value. */
   requiresApiKey: boolean;
+  /** What to write when `tracker.api_key` is missing, ending the error's message. */
+  apiKeyHelp?: string;
   /** `tracker.project` must be set. */
   requiresProject: boolean;
   /** Checks the kind's settings and pass-through block; the same rules `create` enforces. */
   validateConfig(settings: TrackerSettings): ConfigIssue[];
+  /** Files on this machine the kind reads while it runs, so loading can check they exist; absent = none. */
+  localFiles?: (settings: TrackerSettings) => LocalFile[];
+  /**
+   * Asks the tracker for any answer within `timeoutMs`, so a dry run can say at once that it
+   * cannot reach it instead of waiting out retries. Absent for kinds with nothing to reach.
+   */
+  reach?: (settings: TrackerSettings, timeoutMs: number) => Promise<Reachability>;
   /**
    * Builds an adapter, importing heavy clients lazily so `validate` never pays for
    * them. Absent while a kind can be validated but not yet run by this build.

@@ -15,7 +15,7 @@ export function checkTrackerSettings(settings: TrackerSettings): ConfigIssue[] {
     issues.push({
       severity: 'error',
       code: 'tracker.api_key.missing',
-      message: `tracker kind "${settings.kind}" needs tracker.api_key (it may be empty after environment variable expansion)`,
+      message: `tracker kind "${settings.kind}" needs tracker.api_key${kind.apiKeyHelp !== undefined ? `: ${kind.apiKeyHelp}` : ''}`,
       path: ['tracker', 'api_key'],
     });
   }

@@ -44,6 +44,11 @@ export interface AgentConfig {
   maxTokens: number;
   /** Per issue, in USD; 0 = unlimited. */
   maxCostUsd: number;
+  /**
+   * Per issue: sessions in a row that may end with the issue's tracker state as it was when
+   * their first turn started, before the issue is stopped like a spent budget; 0 = unlimited.
+   */
+  maxUnchangedSessions: number;
 }
 
 export interface TokenRates {
@@ -181,6 +186,10 @@ export function buildServiceConfig(
     },
   };
   issues.push(...stateRules(tracker, trackerKind === ''));
+  if (!ctx.overridden.has('tracker.api_key')) {
+    const literal = literalToken(t.api_key);
+    if (literal !== null) issues.push(literal);
+  }
 
   const pathValue = (raw: string | undefined, at: string[], fallback: string): string => {
     if (raw === undefined || raw.trim() === '') return fallback;
@@ -258,6 +267,7 @@ export function buildServiceConfig(
       maxSessions: fm.agent.max_sessions,
       maxTokens: fm.agent.max_tokens,
       maxCostUsd: fm.agent.max_cost_usd,
+      maxUnchangedSessions: fm.agent.max_unchanged_sessions,
     },
     agentOptions: recordAt(fm, agentKind),
     dbPath: pathValue(fm.db_path, ['db_path'], path.join(baseDir, '.orchestrator.db')),
@@ -354,6 +364,24 @@ function recordAt(fm: FrontMatter, key: string): Record<string, unknown> {
 
 function lowerSet(states: readonly string[]): Set<string> {
   return new Set(states.map((s) => s.toLowerCase()));
+}
+
+/**
+ * A token written into the file itself rather than named by a variable: WORKFLOW.md is usually
+ * committed, so everyone who can read the repository holds the token. The message never
+ * repeats the value.
+ */
+function literalToken(raw: string): ConfigIssue | null {
+  if (raw.trim() === '') return null;
+  const expanded = expandAll(raw, {});
+  if (!expanded.ok || expanded.names.length > 0) return null;
+  return {
+    severity: 'warning',
+    code: 'tracker.api_key.literal',
+    message:
+      'tracker.api_key holds the token itself, so anyone who can read WORKFLOW.md has it: write the name of an environment variable that holds it ($NAME) and export that variable',
+    path: ['tracker', 'api_key'],
+  };
 }
 
 /** The rules that keep the state machine sane: no state both active and terminal, and so on. */
@@ -484,6 +512,8 @@ function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
       path: ['server', 'host'],
     });
   }
+  const unbounded = unboundedContinuation(config);
+  if (unbounded !== null) issues.push(unbounded);
   if (fm.self_review.enabled && (fm.self_review.verification_commands ?? []).length === 0) {
     issues.push({
       severity: 'error',
@@ -521,4 +551,26 @@ function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
     });
   }
   return issues;
+}
+
+/**
+ * Without a handoff state an issue the agent finishes stays active, so it is continued and
+ * dispatched again for as long as it stays so; without a budget nothing caps what that costs.
+ * Only the no-progress cap (agent.max_unchanged_sessions) stops it then, or nothing when that
+ * is 0. Placed at the tracker block, where the handoff state belongs.
+ */
+function unboundedContinuation(config: ServiceConfig): ConfigIssue | null {
+  const { agent, tracker } = config;
+  if (tracker.handoffState !== null) return null;
+  if (agent.maxSessions > 0 || agent.maxTokens > 0 || agent.maxCostUsd > 0) return null;
+  const stop =
+    agent.maxUnchangedSessions > 0
+      ? `only agent.max_unchanged_sessions stops it, after ${agent.maxUnchangedSessions} sessions in a row that leave its state as it was`
+      : 'nothing stops it (agent.max_unchanged_sessions is 0)';
+  return {
+    severity: 'warning',
+    code: 'tracker.handoff_state.unbounded',
+    message: `no tracker.handoff_state and no budget (agent.max_sessions, agent.max_tokens, agent.max_cost_usd): an issue the agent finishes stays active and is run again and again unless the agent moves it; ${stop}. Set tracker.handoff_state to where finished work goes, or a budget`,
+    path: ['tracker', 'handoff_state'],
+  };
 }

@@ -47,6 +47,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: readonly str
       'max_retry_backoff_ms',
       'max_sessions',
       'max_tokens',
+      'max_unchanged_sessions',
     ] as const
   ).map((key) => ({
     variable: `ORCHESTRATOR_AGENT_${key.toUpperCase()}`,

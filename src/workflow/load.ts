@@ -4,10 +4,10 @@
  * diagnostic with the line and column of the ORIGINAL file, so `validate` can
  * print it like a compiler and a failed reload can keep the last good config.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Document, LineCounter, parseDocument, type YAMLParseError, type YAMLWarning } from 'yaml';
-import type { ConfigIssue, Diagnostic } from '../domain/diagnostic.js';
+import type { ConfigIssue, Diagnostic, Severity } from '../domain/diagnostic.js';
 import { checkTemplate } from '../prompt/check.js';
 import { compilePrompt, type PromptTemplate } from '../prompt/template.js';
 import { buildServiceConfig, type ServiceConfig } from './config.js';
@@ -18,6 +18,7 @@ import type { Env } from './env-vars.js';
 import { normaliseText, type Origin, splitFrontMatter } from './front-matter.js';
 import type { KindCatalog } from './kinds.js';
 import { countEntries, WORKFLOW_MAX_ENTRIES, WORKFLOW_MAX_SIZE_BYTES } from './limits.js';
+import { type LocalFile, localFileIssue } from './local-files.js';
 import { createLocator, keyText, type Locator, rangeStart, toPosition } from './positions.js';
 import { type FrontMatter, frontMatterSchema, knownKeys } from './schema.js';
 import { closest } from './suggest.js';
@@ -44,6 +45,11 @@ export interface LoadOptions {
   envFile?: string;
   /** Render the template against a sample issue (validate does; a reload need not). */
   checkRender?: boolean;
+  /**
+   * Check that the files the service reads on this machine exist (a file tracker's issues
+   * file, worker.ssh_identity_file), reporting them at this severity; unchecked when absent.
+   */
+  localFiles?: Severity;
   /** File text, when already read (tests, fuzzing). */
   text?: string | Uint8Array;
 }
@@ -71,7 +77,9 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     raw = typeof source === 'string' ? source : Buffer.from(source).toString('utf8');
   } catch (error) {
     diagnostics.push(
-      fileError(file, 'workflow.not_found', `cannot read workflow file: ${describeError(error)}`),
+      (error as NodeJS.ErrnoException).code === 'EISDIR'
+        ? fileError(file, 'workflow.not_a_file', directoryMessage(file))
+        : fileError(file, 'workflow.not_found', `cannot read workflow file: ${describeError(error)}`),
     );
     return fail();
   }
@@ -156,8 +164,9 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   const rawMap = data as Record<string, unknown>;
   let fromEnv: ReadonlyMap<string, string> = new Map();
   const place = (issue: ConfigIssue): Diagnostic => {
-    // A value that came from an ORCHESTRATOR_* variable has no place in the file: name the variable.
-    const variable = fromEnv.get(issue.path.join('.'));
+    // A value that came from an ORCHESTRATOR_* variable (a list item of one included) has no
+    // place in the file: name the variable.
+    const variable = variableOf(fromEnv, issue.path);
     const pos =
       locator !== null && issue.path.length > 0 && variable === undefined ? locator.locate(issue.path) : null;
     return {
@@ -194,7 +203,19 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     overridden: overrides.overridden,
   });
   diagnostics.push(...built.issues.map(place));
-  if (options.kinds) diagnostics.push(...kindIssues(built.config, options.kinds, rawMap, env).map(place));
+  if (options.kinds) {
+    // A key whose value already failed (`$GITHUB_TOKEN` unset) is not reported again by the kind's rules.
+    const failed = new Set(
+      [...parsed.issues, ...built.issues].filter((i) => i.severity === 'error').map((i) => i.path.join('.')),
+    );
+    const fresh = kindIssues(built.config, options.kinds, rawMap, env).filter(
+      (i) => !failed.has(i.path.join('.')),
+    );
+    diagnostics.push(...fresh.map(place));
+  }
+  if (options.localFiles !== undefined) {
+    diagnostics.push(...missingFiles(built.config, options.kinds, options.localFiles).map(place));
+  }
 
   if (split.body === '') {
     diagnostics.push({
@@ -381,6 +402,23 @@ function kindIssues(
   return issues;
 }
 
+/** The problems with the files on this machine that the service would read. */
+function missingFiles(
+  config: ServiceConfig,
+  kinds: KindCatalog | undefined,
+  severity: Severity,
+): ConfigIssue[] {
+  const files: LocalFile[] = [...(kinds?.trackerFiles?.(config.tracker) ?? [])];
+  if (config.worker.identityFile !== null) {
+    files.push({
+      path: config.worker.identityFile,
+      key: ['worker', 'ssh_identity_file'],
+      what: 'the SSH key',
+    });
+  }
+  return files.flatMap((file) => localFileIssue(file, severity) ?? []);
+}
+
 /** Walks the raw map against the schema's known keys; unknown ones become warnings with a suggestion. */
 function unknownKeyWarnings(raw: Record<string, unknown>, kinds: KindCatalog | undefined): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -437,6 +475,26 @@ function yamlDiagnostic(
     line: pos.line,
     column: pos.column,
   };
+}
+
+/** The variable a key path's value came from: the path's own, or a parent's (a list set by one variable). */
+function variableOf(
+  fromEnv: ReadonlyMap<string, string>,
+  keyPath: readonly (string | number)[],
+): string | undefined {
+  for (let length = keyPath.length; length > 0; length--) {
+    const variable = fromEnv.get(keyPath.slice(0, length).join('.'));
+    if (variable !== undefined) return variable;
+  }
+  return undefined;
+}
+
+/** A workflow path that names a directory: point at the file inside when there is one. */
+function directoryMessage(dir: string): string {
+  const inside = path.join(dir, 'WORKFLOW.md');
+  return existsSync(inside)
+    ? `${dir} is a directory, not a workflow file: did you mean ${inside}?`
+    : `${dir} is a directory, not a workflow file: name the workflow file in it`;
 }
 
 function at(file: string, line: number, column: number): Pick<Diagnostic, 'file' | 'line' | 'column'> {

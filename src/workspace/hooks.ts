@@ -69,7 +69,8 @@ process.once('exit', () => {
 /**
  * The restricted hook environment: the allow-listed variables of `base` that are set,
  * plus ORCHESTRATOR_ISSUE_ID, ORCHESTRATOR_ISSUE_IDENTIFIER, ORCHESTRATOR_WORKSPACE,
- * ORCHESTRATOR_ATTEMPT (null attempt = first run = '0'), and ORCHESTRATOR_SSH_HOST and
+ * ORCHESTRATOR_ATTEMPT (1-based: '1' on the first run of a claim; '0' for before_remove, which
+ * belongs to no run), and ORCHESTRATOR_SSH_HOST and
  * the owner tag when given (never an owner tag `base` holds: that one is an outer
  * service's). NUL cannot live in an environment string and is dropped from values.
  */
@@ -79,6 +80,7 @@ export function hookEnv(
     issueId: string;
     identifier: string;
     workspace: string;
+    /** 1-based; null for a hook outside any run (before_remove). */
     attempt: number | null;
     sshHost?: string | null;
     /** The service's owner tag (not a secret: a hash of the database path). */

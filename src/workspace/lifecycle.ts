@@ -94,7 +94,7 @@ export class WorkspaceLifecycle {
    */
   async prepare(
     issue: IssueRef,
-    attempt: number | null,
+    attempt: number,
     signal?: AbortSignal,
   ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
     const planned = this.pathFor(issue.identifier);
@@ -134,7 +134,7 @@ export class WorkspaceLifecycle {
    * the root; failures, timeouts and an unreachable host come back in the result,
    * never thrown; null when no hook is configured.
    */
-  async afterRun(workspace: string, issue: IssueRef, attempt: number | null): Promise<HookResult | null> {
+  async afterRun(workspace: string, issue: IssueRef, attempt: number): Promise<HookResult | null> {
     try {
       return await this.#afterRun(workspace, issue, attempt);
     } finally {
@@ -143,7 +143,7 @@ export class WorkspaceLifecycle {
     }
   }
 
-  async #afterRun(workspace: string, issue: IssueRef, attempt: number | null): Promise<HookResult | null> {
+  async #afterRun(workspace: string, issue: IssueRef, attempt: number): Promise<HookResult | null> {
     const afterRun = this.#hooks.afterRun;
     if (afterRun === null) return null;
     const checked = await this.#place.check(workspace);
@@ -228,7 +228,7 @@ export class WorkspaceLifecycle {
   async #create(
     issue: IssueRef,
     key: string,
-    attempt: number | null,
+    attempt: number,
     signal: AbortSignal | undefined,
   ): Promise<Outcome<{ workspace: PreparedWorkspace }> | Failure> {
     await this.#adoptLegacy(issue, key);
@@ -269,6 +269,7 @@ export class WorkspaceLifecycle {
     script: string,
     cwd: string,
     issue: IssueRef,
+    /** null for a hook outside any run (before_remove). */
     attempt: number | null,
     signal?: AbortSignal,
   ): Promise<HookRun> {

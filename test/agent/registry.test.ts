@@ -15,6 +15,7 @@ const good: AgentRuntimeDeclaration = {
   effortForwarding: 'forwarded',
   verificationContext: ['project_instructions'],
   usageLimitRecognition: 'recognized',
+  sandbox: { kind: 'none', reason: 'runs no commands' },
 };
 
 describe('agent kind declarations', () => {
@@ -62,6 +63,30 @@ describe('agent kind declarations', () => {
         },
       },
       'usageSources',
+    ],
+    [
+      'an undeclared sandbox (every kind says how tool commands are confined)',
+      (d) => {
+        const { sandbox: _omit, ...rest } = d;
+        return rest as AgentRuntimeDeclaration;
+      },
+      'sandbox is not declared',
+    ],
+    ['a sandbox of none without a reason', { sandbox: { kind: 'none', reason: ' ' } }, 'needs a reason'],
+    [
+      'an unprobeable sandbox without what to check',
+      { sandbox: { kind: 'unprobeable', whatToCheck: '' } },
+      'needs whatToCheck',
+    ],
+    [
+      'a probed sandbox without a probe',
+      { sandbox: { kind: 'probe' } as unknown as AgentRuntimeDeclaration['sandbox'] },
+      'needs a probe function',
+    ],
+    [
+      'a sandbox of an unknown kind',
+      { sandbox: { kind: 'maybe' } as unknown as AgentRuntimeDeclaration['sandbox'] },
+      'is not probe, none or unprobeable',
     ],
     [
       'an undeclared credential list (explicitly empty is a statement, missing is not)',

@@ -1,24 +1,24 @@
 /**
  * `orchestrator adapters [--json]` as a real process: every registered agent kind
  * is listed with the declarations an operator reads (health, usage disposition,
- * tool channel), and the command exits 0 whatever it finds.
+ * tool channel, sandbox), and the command exits 0 whatever it finds.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../src/agent/kinds.js';
 import { agentKindNames } from '../../src/agent/registry.js';
-import type { AdapterReport } from '../../src/cli/adapters-command.js';
+import type { AdapterJson } from '../../src/cli/adapters-command.js';
 import { type CliResult, runCli } from '../support/cli.js';
 
 let json: CliResult;
 let text: CliResult;
-let reports: AdapterReport[] = [];
+let reports: AdapterJson[] = [];
 
 const byKind = (kind: string) => reports.find((r) => r.kind === kind);
 
 beforeAll(() => {
   json = runCli(['adapters', '--json']);
   text = runCli(['adapters']);
-  if (json.status === 0) reports = (JSON.parse(json.stdout) as { adapters: AdapterReport[] }).adapters;
+  if (json.status === 0) reports = (JSON.parse(json.stdout) as { adapters: AdapterJson[] }).adapters;
 });
 
 describe('orchestrator adapters', () => {
@@ -26,8 +26,26 @@ describe('orchestrator adapters', () => {
     expect(json.stderr).toBe('');
     expect(json.status).toBe(0);
     const doc = JSON.parse(json.stdout) as { version: unknown; adapters: unknown };
-    expect(doc.version).toBe(1);
+    expect(doc.version).toBe(2);
     expect(Array.isArray(doc.adapters)).toBe(true);
+  });
+
+  it('--json keys are snake_case like the HTTP API, none camelCase', () => {
+    for (const report of reports) {
+      expect(Object.keys(report)).toEqual([
+        'kind',
+        'runnable',
+        'command',
+        'command_path',
+        'version',
+        'health',
+        'detail',
+        'usage_arrival',
+        'usage_attribution',
+        'mcp_dialect',
+        'sandbox',
+      ]);
+    }
   });
 
   it('--json lists every registered kind (a kind missing from the list would be invisible to operators)', () => {
@@ -45,9 +63,10 @@ describe('orchestrator adapters', () => {
         runnable: true,
         health: 'builtin',
         command: null,
-        usageArrival: 'incremental',
-        usageAttribution: 'per_model',
-        mcpDialect: 'none',
+        usage_arrival: 'incremental',
+        usage_attribution: 'per_model',
+        mcp_dialect: 'none',
+        sandbox: { status: 'none' },
       });
     },
   );
@@ -56,9 +75,10 @@ describe('orchestrator adapters', () => {
     expect(byKind('claude-code')).toMatchObject({
       kind: 'claude-code',
       health: 'missing',
-      usageArrival: 'incremental',
-      usageAttribution: 'per_model',
-      mcpDialect: 'none',
+      usage_arrival: 'incremental',
+      usage_attribution: 'per_model',
+      mcp_dialect: 'none',
+      sandbox: { status: 'unprobeable' },
     });
   });
 
@@ -66,9 +86,11 @@ describe('orchestrator adapters', () => {
     expect(byKind('codex')).toMatchObject({
       kind: 'codex',
       health: 'missing',
-      usageArrival: 'turn_end',
-      usageAttribution: 'session_total',
-      mcpDialect: 'none',
+      usage_arrival: 'turn_end',
+      usage_attribution: 'session_total',
+      mcp_dialect: 'none',
+      // Its sandbox can be asked, but not without the command.
+      sandbox: { status: 'unchecked', detail: 'the command is not runnable' },
     });
   });
 
@@ -76,17 +98,23 @@ describe('orchestrator adapters', () => {
     expect(text.status).toBe(0);
     expect(text.stderr).toBe('');
     const [header] = text.stdout.split('\n');
-    expect(header).toMatch(/^KIND\s+HEALTH\s+VERSION\s+USAGE\s+TOOLS\s+DETAIL$/);
+    expect(header).toMatch(/^KIND\s+HEALTH\s+VERSION\s+USAGE\s+TOOLS\s+SANDBOX\s+DETAIL$/);
   });
 
   it('the text form prints one row per registered kind under the header, with its health', () => {
-    const rows = text.stdout.trimEnd().split('\n').slice(1);
+    // The table ends at the first blank line; notes on sandboxes follow it.
+    const [table = ''] = text.stdout.split('\n\n');
+    const rows = table.trimEnd().split('\n').slice(1);
     expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(agentKindNames());
     expect(rows.find((r) => r.startsWith('mock '))).toMatch(
-      /^mock\s+builtin\s+-\s+incremental\/per_model\s+none\b/,
+      /^mock\s+builtin\s+-\s+incremental\/per_model\s+none\s+none\b/,
     );
     expect(rows.find((r) => r.startsWith('codex '))).toMatch(
-      /^codex\s+missing\s+-\s+turn_end\/session_total\s+none\s+codex is not on PATH/,
+      /^codex\s+missing\s+-\s+turn_end\/session_total\s+none\s+unchecked\s+codex is not on PATH/,
     );
+  });
+
+  it('the text form says under the table what to check for a sandbox that cannot be asked', () => {
+    expect(text.stdout).toMatch(/\n\nclaude-code sandbox unprobeable: Claude Code runs Bash unsandboxed/);
   });
 });

@@ -1,23 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli } from '../support/cli.js';
-
-const MAIN = path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
-const BUNDLE = path.join(REPO_ROOT, 'dist', 'cli', 'orchestrator.cjs');
-
-function newestSourceMs(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSourceMs(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
+import { BUILT_MAIN, ensureBuilt, REPO_ROOT, runCli } from '../support/cli.js';
 
 function runDist(args: string[]) {
-  const r = spawnSync(process.execPath, [MAIN, ...args], {
+  const r = spawnSync(process.execPath, [BUILT_MAIN, ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '' },
@@ -26,13 +12,8 @@ function runDist(args: string[]) {
 }
 
 describe('the built CLI (bundle with code cache)', () => {
-  beforeAll(() => {
-    // The suite tests what `npm run build` ships; build it when missing or older than the sources.
-    if (!existsSync(BUNDLE) || statSync(BUNDLE).mtimeMs < newestSourceMs(path.join(REPO_ROOT, 'src'))) {
-      const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, encoding: 'utf8' });
-      if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
-    }
-  }, 180_000);
+  // The suite tests what `npm run build` ships; built when missing or older than the sources.
+  beforeAll(() => ensureBuilt(), 180_000);
 
   it('validates the example like the source CLI does', () => {
     const built = runDist(['validate', 'WORKFLOW.example.md', '--format', 'json']);

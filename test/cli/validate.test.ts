@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'cli-validate-'));
+writeFileSync(path.join(dir, 'issues.json'), '[]');
 const GOOD = `---
 tracker:
   kind: file
@@ -14,6 +15,7 @@ file:
   path: issues.json
 agent:
   kind: mock
+  max_sessions: 20
 ---
 Work on {{ issue.title }}.
 `;
@@ -43,7 +45,7 @@ describe('orchestrator validate', () => {
     expect(r.stdout).toContain(
       `${bad}:10:14 error agent.max_turns.invalid: agent.max_turns must be a number, got "many"`,
     );
-    expect(r.stdout).toContain(`${bad}:13:4 error template.unknown_variable:`);
+    expect(r.stdout).toContain(`${bad}:14:4 error template.unknown_variable:`);
     expect(r.stderr).toBe('');
   });
 
@@ -137,7 +139,7 @@ describe('orchestrator validate', () => {
     expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it.each([[['validate', good, '--format', 'xml']], [['validate', good, '--bogus']], [['frobnicate']], [[]]])(
+  it.each([[['validate', good, '--format', 'xml']], [['validate', good, '--bogus']], [['frobnicate']]])(
     'bad usage %j exits 2',
     (args) => {
       const r = runCli(args);
@@ -158,5 +160,144 @@ describe('orchestrator validate', () => {
   it('defaults to WORKFLOW.md in the working directory', () => {
     writeFileSync(path.join(dir, 'WORKFLOW.md'), GOOD);
     expect(runCli(['validate'], { cwd: dir }).status).toBe(0);
+  });
+});
+
+interface JsonDiagnostic {
+  severity: string;
+  code: string;
+  message: string;
+  line: number | null;
+  column: number | null;
+}
+
+/** The diagnostics of `validate --format json`, and its exit code. */
+function validateJson(file: string, env: Record<string, string> = {}) {
+  const r = runCli(['validate', file, '--format', 'json'], { env });
+  return {
+    status: r.status,
+    diagnostics: (JSON.parse(r.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics,
+  };
+}
+
+/** Writes a workflow into the test directory under a fresh name. */
+function workflowFile(text: string): string {
+  const file = path.join(dir, `w-${Math.random().toString(36).slice(2)}.md`);
+  writeFileSync(file, text);
+  return file;
+}
+
+const GITHUB = `---
+tracker:
+  kind: github
+  api_key: $GITHUB_TOKEN
+  project: acme/api
+  active_states: [Todo]
+  terminal_states: [Done]
+agent:
+  kind: mock
+---
+Work on {{ issue.title }}.
+`;
+
+describe('validate: the edges of the command line and the environment', () => {
+  it('a bad ORCHESTRATOR_WORKER_SSH_HOSTS entry names the variable, not a line of the file', () => {
+    const inFile = workflowFile(GOOD.replace('agent:', 'worker:\n  ssh_hosts: [b1]\nagent:'));
+    for (const file of [good, inFile]) {
+      const r = validateJson(file, { ORCHESTRATOR_WORKER_SSH_HOSTS: 'x y' });
+      expect(r.status).toBe(1);
+      const hosts = r.diagnostics.filter((d) => d.code === 'worker.ssh_hosts.invalid');
+      expect(hosts).toHaveLength(1);
+      expect(hosts[0]?.message).toContain('(from ORCHESTRATOR_WORKER_SSH_HOSTS)');
+      expect(hosts[0]?.line).toBeNull();
+    }
+  });
+
+  it('an issues file that does not exist is reported at file.path (a warning; --strict and run refuse it)', () => {
+    const file = workflowFile(GOOD.replace('path: issues.json', 'path: no-such-issues.json'));
+    const r = runCli(['validate', file]);
+    expect(r.stdout).toContain(`${file}:7:9 warning file.path.not_found:`);
+    expect(r.stdout).toContain(path.join(dir, 'no-such-issues.json'));
+    expect(r.status).toBe(0);
+    expect(runCli(['validate', file, '--strict']).status).toBe(1);
+    const dry = runCli(['run', '--dry-run', file]);
+    expect(dry.stderr).toContain(`${file}:7:9 error file.path.not_found:`);
+    expect(dry.status).toBe(1);
+  });
+
+  it('an ssh identity file that is missing or a directory is reported at worker.ssh_identity_file', () => {
+    mkdirSync(path.join(dir, 'keys'), { recursive: true });
+    for (const [key, code] of [
+      ['keys/id_missing', 'worker.ssh_identity_file.not_found'],
+      ['keys', 'worker.ssh_identity_file.not_a_file'],
+    ] as const) {
+      const file = workflowFile(GOOD.replace('agent:', `worker:\n  ssh_identity_file: ${key}\nagent:`));
+      const found = validateJson(file).diagnostics.filter((d) => d.code === code);
+      expect(found).toEqual([expect.objectContaining({ severity: 'warning', line: 9, column: 22 })]);
+      expect(found[0]?.message).toContain(path.join(dir, key));
+    }
+  });
+
+  it('a token written into WORKFLOW.md is a warning that does not repeat the token', () => {
+    const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    const literal = validateJson(workflowFile(GITHUB.replace('$GITHUB_TOKEN', token)));
+    const warned = literal.diagnostics.filter((d) => d.code === 'tracker.api_key.literal');
+    expect(warned).toEqual([expect.objectContaining({ severity: 'warning', line: 4, column: 12 })]);
+    expect(JSON.stringify(literal.diagnostics)).not.toContain(token);
+    // The same token supplied through the variable is how it should be done: no warning.
+    const referenced = validateJson(workflowFile(GITHUB), { GITHUB_TOKEN: token });
+    expect(referenced.diagnostics.filter((d) => d.code.includes('api_key'))).toEqual([]);
+  });
+
+  it('misspelt tracker, github and file keys get a "did you mean"', () => {
+    const github = validateJson(
+      workflowFile(
+        GITHUB.replace('agent:', 'github:\n  max_pagez: 3\nagent:').replace(
+          '  project:',
+          '  endpont: x\n  project:',
+        ),
+      ),
+      { GITHUB_TOKEN: 'token-for-a-typo-test' },
+    );
+    const messages = github.diagnostics.filter((d) => d.code === 'config.unknown_key').map((d) => d.message);
+    expect(messages).toEqual([
+      'unknown key "tracker.endpont" (did you mean "tracker.endpoint"?)',
+      'unknown key "github.max_pagez" (did you mean "github.max_pages"?)',
+    ]);
+    const file = validateJson(
+      workflowFile(GOOD.replace('  path: issues.json', '  path: issues.json\n  pth: x')),
+    );
+    expect(file.diagnostics.map((d) => d.message)).toContain(
+      'unknown key "file.pth" (did you mean "file.path"?)',
+    );
+  });
+
+  it('an unset $GITHUB_TOKEN is one error that names the variable, without a hint to do what is done', () => {
+    const r = validateJson(workflowFile(GITHUB));
+    expect(r.status).toBe(1);
+    const aboutToken = r.diagnostics.filter((d) => d.severity === 'error' || d.code.includes('api_key'));
+    expect(aboutToken.map((d) => [d.severity, d.code])).toEqual([['error', 'tracker.api_key.empty']]);
+    expect(aboutToken[0]?.message).toContain('GITHUB_TOKEN');
+  });
+
+  it('a github tracker without api_key is one error that says what to write', () => {
+    const r = validateJson(workflowFile(GITHUB.replace('  api_key: $GITHUB_TOKEN\n', '')));
+    const aboutToken = r.diagnostics.filter((d) => d.severity === 'error' || d.code.includes('api_key'));
+    expect(aboutToken.map((d) => [d.severity, d.code])).toEqual([['error', 'tracker.api_key.missing']]);
+    expect(aboutToken[0]?.message).toContain('$GITHUB_TOKEN');
+  });
+
+  it('a workflow path that is a directory is a coded error that suggests the file inside, not EISDIR', () => {
+    const project = path.join(dir, 'project');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(path.join(project, 'WORKFLOW.md'), GOOD);
+    const r = runCli(['validate', project]);
+    expect(r.stdout).toContain(`${project} error workflow.not_a_file:`);
+    expect(r.stdout).toContain(path.join(project, 'WORKFLOW.md'));
+    expect(r.stdout + r.stderr).not.toContain('EISDIR');
+    expect(r.status).toBe(1);
+    const run = runCli(['run', '--dry-run', project]);
+    expect(run.stderr).toContain('error workflow.not_a_file:');
+    expect(run.status).toBe(1);
   });
 });

@@ -224,7 +224,7 @@ describe('crash safety (SIGKILL at random points, restart on the same state)', (
     expect(runs.map((r) => [r.exit_kind, r.error_kind])).toEqual([['failed', 'port_exit']]);
     const retry = dbRetries(project.dbPath).find((r) => r.issue_id === '1');
     expect(retry, 'the retry decided for the failed run is in the database').toBeDefined();
-    expect(retry).toMatchObject({ attempt: 1, reason: 'error' });
+    expect(retry).toMatchObject({ attempt: 2, reason: 'error' });
     const due = retry!.due_at_ms;
     expect(due - ms(runs[0]!.ended_at)).toBeGreaterThanOrEqual(10_000);
 
@@ -259,7 +259,7 @@ describe('crash safety (SIGKILL at random points, restart on the same state)', (
     await service.exit;
     const [failed] = dbRuns(project.dbPath, 'E-1');
     expect(failed).toMatchObject({ exit_kind: 'failed', error_kind: 'port_exit' });
-    expect(queued).toMatchObject({ attempt: 1, reason: 'error' });
+    expect(queued).toMatchObject({ attempt: 2, reason: 'error' });
     expect(queued.due_at_ms - ms(failed!.ended_at)).toBeGreaterThanOrEqual(cap);
 
     const restarted = startService(project);

@@ -63,7 +63,7 @@ describe('a credential check slower than turn_timeout_ms', () => {
     expect(dbTurns(project.dbPath, run!.id)).toMatchObject([
       { turn: 1, exit_reason: 'turn_failed', error_kind: 'turn_timeout' },
     ]);
-    expect(retries.rows('1')[0]).toMatchObject({ attempt: 1, reason: 'error' });
+    expect(retries.rows('1')[0]).toMatchObject({ attempt: 2, reason: 'error' });
     expect(service.logsWith('credential verification failed')).toEqual([]);
     // Two invocations: the credential check (answered) and the working turn (timed out).
     expect(fakeInvocations(runtime).length).toBeGreaterThanOrEqual(2);

@@ -180,7 +180,7 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     expect(first.session_id).toMatch(/^mock-/);
     const continuation = retries.rows('1').find((r) => r.reason === 'continuation');
     expect(continuation, JSON.stringify(retries.rows())).toBeDefined();
-    expect(continuation).toMatchObject({ attempt: 1, session_id: first.session_id, last_error: null });
+    expect(continuation).toMatchObject({ attempt: 2, session_id: first.session_id, last_error: null });
     const delay = continuation!.due_at_ms - ms(first.ended_at);
     expect(delay).toBeGreaterThanOrEqual(CONTINUATION_DELAY_MS);
     expect(delay).toBeLessThan(CONTINUATION_DELAY_MS + DUE_SLACK_MS);
@@ -270,7 +270,24 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     const [failed, succeeded] = runs as [(typeof runs)[0], (typeof runs)[0]];
     const retry = retries.rows('1');
     expect(retry, JSON.stringify(retry)).toHaveLength(1);
-    expect(retry[0]).toMatchObject({ attempt: 1, reason: 'error', session_id: null });
+    // The retry runs as attempt 2, the number its run row, its logs and the API carry.
+    expect(retry[0]).toMatchObject({ attempt: 2, reason: 'error', session_id: null });
+    const ofRun = new Set([
+      'dispatching',
+      'turn started',
+      'agent session started',
+      'turn ended',
+      'worker exited',
+    ]);
+    const runLines = service.logs().filter((l) => l.issue_identifier === 'E-1' && ofRun.has(l.msg));
+    expect(runLines.length).toBeGreaterThanOrEqual(8);
+    for (const line of runLines) expect(typeof line.attempt, JSON.stringify(line)).toBe('number');
+    expect(service.logsWith('dispatching').map((l) => l.attempt)).toEqual([1, 2]);
+    expect(service.logsWith('worker exited').map((l) => [l.attempt, l.exit])).toEqual([
+      [1, 'failed'],
+      [2, 'succeeded'],
+    ]);
+    expect(service.logsWith('retry scheduled').map((l) => l.attempt)).toEqual([2]);
     expect(retry[0]!.last_error).toMatch(/^port_exit: /);
     const expected = Math.min(FAILURE_BASE_DELAY_MS * 2 ** (1 - 1), cap);
     const delay = retry[0]!.due_at_ms - ms(failed.ended_at);
@@ -319,7 +336,7 @@ describe('orchestrator run end to end (file tracker, mock runtime)', () => {
     const turn = dbTurns(project.dbPath, stalled.id)[0]!;
     expect(ms(turn.ended_at) - ms(turn.started_at)).toBeGreaterThanOrEqual(stall);
     const retry = retries.rows('1')[0];
-    expect(retry).toMatchObject({ attempt: 1, reason: 'stall' });
+    expect(retry).toMatchObject({ attempt: 2, reason: 'stall' });
     expect(retry!.last_error).toMatch(/^response_timeout: /);
     const delay = retry!.due_at_ms - ms(stalled.ended_at);
     expect(delay).toBeGreaterThanOrEqual(Math.min(FAILURE_BASE_DELAY_MS, cap));

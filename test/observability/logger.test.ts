@@ -85,4 +85,22 @@ describe('logs', () => {
     expect(text).not.toContain('abcd-secret');
     expect(() => JSON.parse(lines[0] as string)).toThrow();
   });
+
+  it('pretty format writes one line per event, however many fields and even with a newline in a value', () => {
+    const { stream, lines } = capture();
+    const log = createLogger({ level: 'info', format: 'pretty', destination: stream });
+    log.info({ issue_id: '1', issue_identifier: 'DEMO-1', attempt: 1, host: 'local' }, 'dispatching');
+    log.warn(
+      { issue_identifier: 'DEMO-2', error: 'first line\nsecond line', cost: null, by_model: { a: 1 } },
+      'turn ended',
+    );
+    log.info({}, 'two\nlines');
+    log.flush();
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: DEMO-1 dispatching attempt=1 host=local$/);
+    expect(lines[1]).toContain(
+      'WARN: DEMO-2 turn ended error="first line\\nsecond line" cost=null by_model={"a":1}',
+    );
+    expect(lines[2]).toContain('INFO: two\\nlines');
+  });
 });

@@ -25,7 +25,7 @@ function snapshot(): OrchestratorSnapshot {
     running: [
       {
         issue: ISSUE,
-        attempt: null,
+        attempt: 1,
         runId: 1,
         host: 'worker-a',
         startedAtMs: Date.now() - 1_500,
@@ -51,6 +51,7 @@ function snapshot(): OrchestratorSnapshot {
     draining: false,
     totals: { dispatches: 1, tokens: { ...ZERO }, costMicroUsd: 0 },
     maxConcurrentAgents: 4,
+    waiting: [],
     rateLimits: [
       {
         kind: 'mock',
@@ -80,7 +81,7 @@ describe.skipIf(MISSING)('promtool check metrics', () => {
     const metrics = createMetrics({ version: '0.1.0', snapshot });
     const at = new Date().toISOString();
     metrics.observe({ type: 'tick', result: 'success', durationMs: 40, candidates: 2 });
-    metrics.observe({ type: 'dispatched', issue: ISSUE, attempt: null, host: 'worker-a' });
+    metrics.observe({ type: 'dispatched', issue: ISSUE, attempt: 1, host: 'worker-a' });
     metrics.observe({ type: 'transition', purpose: 'in_progress', result: 'success' });
     metrics.observe({
       type: 'tokens',

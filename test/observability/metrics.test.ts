@@ -88,7 +88,7 @@ function issue(id: string, identifier: string): Issue {
 function running(id: string, host: string, startedAtMs: number): RunningEntry {
   return {
     issue: issue(id, `R-${id}`),
-    attempt: null,
+    attempt: 1,
     runId: 1,
     host,
     startedAtMs,
@@ -132,6 +132,7 @@ function snapshot(over: Partial<OrchestratorSnapshot> = {}): OrchestratorSnapsho
     totals: { dispatches: 0, tokens: { ...ZERO }, costMicroUsd: 0 },
     maxConcurrentAgents: 10,
     rateLimits: [],
+    waiting: [],
     ...over,
   };
 }
@@ -315,7 +316,7 @@ describe('createMetrics: counters and histograms follow the observations', () =>
       { type: 'tick', result: 'success', durationMs: 30, candidates: 4 },
       { type: 'tick', result: 'success', durationMs: 5_000, candidates: 4 },
       { type: 'tick', result: 'error', durationMs: 7, candidates: 0 },
-      { type: 'dispatched', issue: a, attempt: null, host: 'local' },
+      { type: 'dispatched', issue: a, attempt: 1, host: 'local' },
       { type: 'dispatched', issue: a, attempt: 2, host: 'local' },
       { type: 'dispatched', issue: a, attempt: 3, host: 'local' },
       {
@@ -342,8 +343,8 @@ describe('createMetrics: counters and histograms follow the observations', () =>
       { type: 'transition', purpose: 'in_progress', result: 'success' },
       { type: 'transition', purpose: 'handoff', result: 'error' },
       { type: 'transition', purpose: 'blocked', result: 'success' },
-      { type: 'comment', lifecycle: 'dispatch', result: 'success' },
-      { type: 'comment', lifecycle: 'budget', result: 'error' },
+      { type: 'comment', issueId: a.id, lifecycle: 'dispatch', result: 'success', body: 'started' },
+      { type: 'comment', issueId: a.id, lifecycle: 'budget', result: 'error', body: 'spent' },
       { type: 'budget_exhausted', issueId: a.id, limit: 'max_cost_usd' },
       { type: 'turn', issueId: a.id, turn: 1 },
       { type: 'turn', issueId: a.id, turn: 2 },
@@ -461,7 +462,7 @@ describe('createMetrics: counters and histograms follow the observations', () =>
         }),
     });
     const observations: Observation[] = [
-      { type: 'dispatched', issue: secretIssue, attempt: null, host: 'local' },
+      { type: 'dispatched', issue: secretIssue, attempt: 1, host: 'local' },
       { type: 'agent_event', issue: secretIssue, event: toolResult('read', false) },
       { type: 'retry_scheduled', issueId: secretIssue.id, trigger: 'error', dueAtMs: 0 },
       { type: 'reconciled', issueId: secretIssue.id, action: 'stop_missing' },

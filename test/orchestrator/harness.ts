@@ -88,6 +88,8 @@ export interface Script {
   usageSteps?: TokenCounts[];
   /** When set, the turn waits for this promise before it ends (to act while it runs). */
   hold?: Promise<void>;
+  /** The turn's final message ('' by default); `BLOCKED: …` asks a person. */
+  finalMessage?: string;
   error: { kind: AgentErrorKind; resetAtMs?: number | null } | null;
 }
 
@@ -124,7 +126,7 @@ export function scriptedAdapter(scripts: Script[]): AgentAdapter & { runs: numbe
           coversSession: false,
           usageProvenance: script.usage !== undefined ? 'reported' : 'unmeasured',
           reportedAmounts: [],
-          finalMessage: '',
+          finalMessage: script.finalMessage ?? '',
         },
       };
       if (script.error !== null) {

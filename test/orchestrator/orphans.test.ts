@@ -34,7 +34,7 @@ describe('killOrphans and hooks', () => {
       baseEnv: BASE_ENV,
       ownerTag: tag,
     });
-    const pending = manager.prepare(issue, null);
+    const pending = manager.prepare(issue, 1);
     const child = await readPid(pidFile);
     leftovers.push(child);
 
@@ -62,7 +62,7 @@ describe('killOrphans and hooks', () => {
       baseEnv: BASE_ENV,
       ownerTag: tag,
     });
-    expect((await manager.prepare(issue, null)).ok).toBe(true);
+    expect((await manager.prepare(issue, 1)).ok).toBe(true);
     const daemon = await readPid(pidFile);
     leftovers.push(daemon);
     // It left the hook's group, so the kill at the hook's end missed it: that is the reaper's job.

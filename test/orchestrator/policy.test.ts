@@ -4,7 +4,12 @@ import type { Issue } from '../../src/domain/issue.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from '../../src/orchestrator/backoff.js';
 import { budgetVerdict } from '../../src/orchestrator/budget.js';
 import { dispatchOrder, ineligibility } from '../../src/orchestrator/eligibility.js';
-import { type ExitContext, planExit, type WorkerExit } from '../../src/orchestrator/exit-policy.js';
+import {
+  type ExitContext,
+  failuresInARow,
+  planExit,
+  type WorkerExit,
+} from '../../src/orchestrator/exit-policy.js';
 import { planDispatch } from '../../src/orchestrator/plan.js';
 import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
 
@@ -72,7 +77,9 @@ describe('budgets', () => {
 
 describe('worker exit policy', () => {
   const ctx: ExitContext = {
-    attempt: null,
+    attempt: 1,
+    failuresBefore: 0,
+    budgetStop: null,
     issueActive: true,
     handoffState: null,
     blockedState: null,
@@ -122,12 +129,12 @@ describe('worker exit policy', () => {
     expect(plan.actions[0]).toEqual({ type: 'transition', state: 'Review', purpose: 'handoff' });
   });
 
-  it('a clean exit on a still-active issue without handoff continues after 1 s with the session', () => {
-    const plan = planExit(done('more to do'), ctx);
+  it('a clean exit on a still-active issue without handoff continues after 1 s with the session, as the next attempt', () => {
+    const plan = planExit(done('more to do'), { ...ctx, attempt: 3 });
     expect(plan.actions).toEqual([
       {
         type: 'retry',
-        attempt: 1,
+        attempt: 4,
         delayMs: CONTINUATION_DELAY_MS,
         reason: 'continuation',
         error: null,
@@ -143,19 +150,75 @@ describe('worker exit policy', () => {
 
   it('a stall (response_timeout) is retried like any error, under its own reason', () => {
     const plan = planExit(failed('response_timeout'), ctx);
-    expect(plan.actions.at(-1)).toMatchObject({ type: 'retry', attempt: 1, reason: 'stall' });
+    expect(plan.actions.at(-1)).toMatchObject({ type: 'retry', attempt: 2, reason: 'stall' });
   });
 
-  it('a retryable failure backs off by attempt and never resumes the failed session', () => {
-    const plan = planExit(failed('port_exit'), { ...ctx, attempt: 2 });
+  it('a retryable failure backs off by the failures in a row (not the attempt number) and never resumes the failed session', () => {
+    // Attempt 5 after two continuations and two failures: the third failure in a row waits 40 s.
+    const plan = planExit(failed('port_exit'), { ...ctx, attempt: 5, failuresBefore: 2 });
     expect(plan.actions.at(-1)).toEqual({
       type: 'retry',
-      attempt: 3,
+      attempt: 6,
       delayMs: 40_000,
       reason: 'error',
       error: 'port_exit: boom',
       sessionId: null,
     });
+  });
+
+  it('the failure comment names the attempt the retry runs as and when, the number the run and the API will show', () => {
+    const plan = planExit(failed('port_exit'), { ...ctx, attempt: 2, failuresBefore: 1 });
+    const comment = plan.actions.find((a) => a.type === 'comment');
+    expect(comment).toMatchObject({ lifecycle: 'failure' });
+    expect(comment?.type === 'comment' ? comment.body : '').toBe(
+      'Orchestrator session failed.\nError: port_exit: boom\nRetry: yes, as attempt 3 in 20 s',
+    );
+    expect(plan.actions.at(-1)).toMatchObject({ type: 'retry', attempt: 3 });
+  });
+
+  it('a failure never promises a retry the budget would refuse: it says so, marks the budget spent and releases', () => {
+    const budgetStop = { limit: 'max_sessions', detail: '2 of 2 sessions used' };
+    const plan = planExit(failed('response_timeout'), { ...ctx, attempt: 2, budgetStop });
+    expect(plan.kind).toBe('failed');
+    expect(plan.actions).toEqual([
+      {
+        type: 'comment',
+        body: 'Orchestrator session failed.\nError: response_timeout: boom\nRetry: no (budget exhausted, max_sessions: 2 of 2 sessions used)',
+        lifecycle: 'failure',
+      },
+      { type: 'mark_exhausted', limit: 'max_sessions', detail: '2 of 2 sessions used' },
+      { type: 'release' },
+    ]);
+    const waiting = planExit(failed('usage_limit', 1_000_000 + 42_000), { ...ctx, budgetStop });
+    expect(waiting.actions.some((a) => a.type === 'retry')).toBe(false);
+    expect(waiting.actions.find((a) => a.type === 'comment')).toMatchObject({
+      body: expect.stringContaining('Retry: no (budget exhausted'),
+    });
+  });
+
+  it('a continuation the budget would refuse is not queued either: the budget is marked spent and the issue released', () => {
+    const budgetStop = { limit: 'max_tokens', detail: '60000 of 50000 tokens used' };
+    const plan = planExit(done('more to do'), { ...ctx, budgetStop });
+    expect(plan).toEqual({
+      kind: 'succeeded',
+      actions: [{ type: 'mark_exhausted', ...budgetStop }, { type: 'release' }],
+    });
+  });
+
+  it.each([
+    ['no earlier run', [], 0],
+    ['two failures, then the first run succeeded', ['failed', 'failed', 'succeeded'], 2],
+    ['a success right before ends the row', ['succeeded', 'failed'], 0],
+    ['a usage-limit wait neither counts nor ends the row', ['failed', 'usage_limit', 'failed'], 2],
+    ['a run whose end is not recorded ends the row', [null, 'failed'], 0],
+    ['a cancelled run ends the row', ['cancelled', 'failed'], 0],
+  ] as const)('failures in a row: %s → %s', (_name, earlier, count) => {
+    const runs = earlier.map((kind) =>
+      kind === 'usage_limit'
+        ? { exitKind: 'failed', errorKind: 'usage_limit' }
+        : { exitKind: kind, errorKind: kind === 'failed' ? 'port_exit' : null },
+    );
+    expect(failuresInARow(runs)).toBe(count);
   });
 
   it('a non-retryable failure releases the claim', () => {

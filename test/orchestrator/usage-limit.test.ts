@@ -37,7 +37,9 @@ describe('usage-limit timing', () => {
   });
 
   const ctx: ExitContext = {
-    attempt: null,
+    attempt: 1,
+    failuresBefore: 0,
+    budgetStop: null,
     issueActive: true,
     handoffState: null,
     blockedState: null,
@@ -56,13 +58,13 @@ describe('usage-limit timing', () => {
     }) as const;
 
   it.each([
-    [null, 1],
-    [1, 1],
-    [4, 4],
+    [1, 0, 2],
+    [2, 1, 3],
+    [4, 3, 5],
   ])(
-    'a usage limit on attempt %s retries as attempt %s: waiting is not a failed attempt',
-    (attempt, next) => {
-      const plan = planExit(limited(T0 + HOUR_MS), { ...ctx, attempt });
+    'a usage limit on attempt %s (after %s failures) runs again as attempt %s when the limit resets, whatever the failures before',
+    (attempt, failuresBefore, next) => {
+      const plan = planExit(limited(T0 + HOUR_MS), { ...ctx, attempt, failuresBefore });
       expect(plan.actions.at(-1)).toEqual({
         type: 'retry',
         attempt: next,
@@ -74,11 +76,11 @@ describe('usage-limit timing', () => {
     },
   );
 
-  it('the failure comment says when the retry comes instead of an attempt number', () => {
+  it('the failure comment says when the retry comes and as which attempt', () => {
     const comment = planExit(limited(null), ctx).actions.find((a) => a.type === 'comment');
     expect(comment).toMatchObject({
       body: expect.stringContaining(
-        `Retry: at ${new Date(T0 + USAGE_LIMIT_FALLBACK_DELAY_MS).toISOString()}, after the usage limit resets`,
+        `Retry: as attempt 2 at ${new Date(T0 + USAGE_LIMIT_FALLBACK_DELAY_MS).toISOString()}, after the usage limit resets`,
       ),
     });
   });
@@ -149,20 +151,21 @@ describe('a usage limit through the orchestrator', () => {
       { error: { kind: 'port_exit' } },
     ]);
     await s.firstRun();
-    expect(s.retry()).toMatchObject({ attempt: 1, reason: 'usage_limit', dueAtMs: T0 + 2 * HOUR_MS });
+    expect(s.retry()).toMatchObject({ attempt: 2, reason: 'usage_limit', dueAtMs: T0 + 2 * HOUR_MS });
     expect(s.comments.at(-1)).toContain('after the usage limit resets');
 
     await s.fireRetry();
     expect(s.clock.now).toBe(T0 + 2 * HOUR_MS);
-    expect(s.retry()).toMatchObject({ attempt: 1, reason: 'usage_limit', dueAtMs: T0 + 2.5 * HOUR_MS });
+    expect(s.retry()).toMatchObject({ attempt: 3, reason: 'usage_limit', dueAtMs: T0 + 2.5 * HOUR_MS });
 
     await s.fireRetry();
-    // Two limits and then the first real failure: retry 2 (20 s), not retry 3 (40 s).
+    // Two limits and then the first real failure: attempt 4 waits the first backoff (10 s), not a third's (40 s).
     expect(s.retry()).toMatchObject({
-      attempt: 2,
+      attempt: 4,
       reason: 'error',
-      dueAtMs: T0 + 2.5 * HOUR_MS + failureDelayMs(2, 300_000),
+      dueAtMs: T0 + 2.5 * HOUR_MS + failureDelayMs(1, 300_000),
     });
+    expect(s.store.runsForIssue('issue-1', 10).map((r) => r.attempt)).toEqual([3, 2, 1]);
   });
 
   it('a refusal that names no reset waits for the used-up window the session reported, which the snapshot shows', async () => {
@@ -179,7 +182,7 @@ describe('a usage limit through the orchestrator', () => {
       },
     ]);
     await s.firstRun();
-    expect(s.retry()).toMatchObject({ attempt: 1, reason: 'usage_limit', dueAtMs: T0 + 90 * 60_000 });
+    expect(s.retry()).toMatchObject({ attempt: 2, reason: 'usage_limit', dueAtMs: T0 + 90 * 60_000 });
     expect(s.orchestrator.snapshot().rateLimits).toEqual([
       {
         kind: 'mock',
@@ -197,7 +200,7 @@ describe('a usage limit through the orchestrator', () => {
     const s = service([{ error: { kind: 'usage_limit', resetAtMs: null } }]);
     await s.firstRun();
     expect(s.retry()).toMatchObject({
-      attempt: 1,
+      attempt: 2,
       reason: 'usage_limit',
       dueAtMs: T0 + USAGE_LIMIT_FALLBACK_DELAY_MS,
     });

@@ -133,7 +133,7 @@ function deps(adapter: AgentAdapter): WorkerDeps {
 
 async function run(flow: Workflow, adapter: AgentAdapter) {
   return runWorker(
-    { issue: ISSUE, attempt: null, resumeSessionId: null, workflow: flow },
+    { issue: ISSUE, attempt: 1, resumeSessionId: null, workflow: flow },
     deps(adapter),
     new AbortController().signal,
   );
@@ -173,7 +173,9 @@ describe('runWorker: a slow credential check', () => {
     // The check passed; the working turn, held to turn_timeout_ms, is what timed out.
     expect(fake.workingPrompts).toEqual([ISSUE.title]);
     const plan = planExit(outcome.exit, {
-      attempt: null,
+      attempt: 1,
+      failuresBefore: 0,
+      budgetStop: null,
       issueActive: true,
       handoffState: null,
       blockedState: null,

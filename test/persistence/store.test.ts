@@ -493,6 +493,8 @@ describe('issue budgets', () => {
       exhaustedAt: null,
       exhaustedReason: null,
       exhaustionReported: false,
+      unchangedSessions: 0,
+      unchangedState: null,
     });
   });
 
@@ -525,6 +527,28 @@ describe('issue budgets', () => {
     expect(store.exhaustedIssues()).toEqual([]);
     expect(store.markExhausted('new', 'max_turns', '2025-01-05T00:00:00.000Z')).toBe(true);
     expect(store.markExhaustionReported('new')).toBe(true);
+  });
+
+  it('the run of unchanged sessions is kept beside the spend, across a reopen, without touching it', () => {
+    const { store } = fileStore();
+    store.setUnchangedRun('fresh', { sessions: 1, state: 'Todo' });
+    store.addIssueSpend('a', { sessions: 2, tokens: 40, costMicroUsd: 3 });
+    store.setUnchangedRun('a', { sessions: 4, state: 'In Progress' });
+    const reread = reopen(store);
+    expect(reread.issueBudget('fresh')).toMatchObject({
+      sessions: 0,
+      unchangedSessions: 1,
+      unchangedState: 'Todo',
+    });
+    expect(reread.issueBudget('a')).toMatchObject({
+      sessions: 2,
+      tokens: 40,
+      costMicroUsd: 3,
+      unchangedSessions: 4,
+      unchangedState: 'In Progress',
+    });
+    reread.setUnchangedRun('a', { sessions: 0, state: null });
+    expect(reread.issueBudget('a')).toMatchObject({ tokens: 40, unchangedSessions: 0, unchangedState: null });
   });
 });
 

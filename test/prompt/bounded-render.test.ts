@@ -40,7 +40,7 @@ function compile(source: string): PromptTemplate {
 function vars(turn = 1, description = SAMPLE_ISSUE.description): PromptVariables {
   return promptVariables({
     issue: { ...SAMPLE_ISSUE, description },
-    attempt: null,
+    attempt: 1,
     turn,
     maxTurns: 5,
     workspacePath: '/ws/ENG-42',

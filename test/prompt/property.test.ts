@@ -7,7 +7,7 @@ import { promptVariables, SAMPLE_ISSUE } from '../../src/prompt/variables.js';
 
 const VARS = promptVariables({
   issue: SAMPLE_ISSUE,
-  attempt: null,
+  attempt: 1,
   turn: 1,
   maxTurns: 3,
   workspacePath: '/ws',

@@ -16,7 +16,7 @@ function compile(source: string): PromptTemplate {
 function vars(overrides: Partial<Parameters<typeof promptVariables>[0]> = {}): PromptVariables {
   return promptVariables({
     issue: SAMPLE_ISSUE,
-    attempt: null,
+    attempt: 1,
     turn: 1,
     maxTurns: 12,
     workspacePath: '/ws/ENG-42',
@@ -81,9 +81,9 @@ describe('renderPrompt', () => {
   });
 
   it('attempt is null on a first run, so `{% if attempt %}` takes the else branch instead of failing', () => {
-    const source = '{% if attempt %}retry {{ attempt }}{% else %}first run{% endif %}';
-    expect(render(source, vars({ attempt: null }))).toBe('first run');
-    expect(render(source, vars({ attempt: 3 }))).toBe('retry 3');
+    const source = '{% if attempt %}attempt {{ attempt }}{% else %}first run{% endif %}';
+    expect(render(source, vars({ attempt: 1 }))).toBe('first run');
+    expect(render(source, vars({ attempt: 3 }))).toBe('attempt 3');
   });
 
   it('run.turn, run.max_turns and run.is_continuation reflect the turn', () => {
@@ -145,7 +145,7 @@ describe('turnPrompt', () => {
   const onlyFirst = '{% unless run.is_continuation %}Work on {{ issue.identifier }}.{% endunless %}';
 
   it('a continuation turn whose render is blank gets the default continuation prompt, never ""', () => {
-    expect(turnPrompt(compile(onlyFirst), vars({ turn: 2, attempt: 1 }))).toEqual({
+    expect(turnPrompt(compile(onlyFirst), vars({ turn: 2, attempt: 2 }))).toEqual({
       ok: true,
       text: DEFAULT_CONTINUATION_PROMPT,
     });

@@ -6,7 +6,7 @@ describe('promptVariables', () => {
   it('attempt stays null on a first run instead of being dropped (strict variables would fail)', () => {
     const v = promptVariables({
       issue: SAMPLE_ISSUE,
-      attempt: null,
+      attempt: 1,
       turn: 1,
       maxTurns: 5,
       workspacePath: '/w',
@@ -16,6 +16,18 @@ describe('promptVariables', () => {
     expect(v.run).toEqual({ turn: 1, max_turns: 5, is_continuation: false });
     expect(v.workspace).toEqual({ path: '/w' });
   });
+
+  it.each([
+    [1, null],
+    [2, 2],
+    [7, 7],
+  ])(
+    'attempt %s reads as %s: the number every other place shows, null only on the first',
+    (attempt, seen) => {
+      const v = promptVariables({ issue: SAMPLE_ISSUE, attempt, turn: 1, maxTurns: 5, workspacePath: '/w' });
+      expect(v.attempt).toBe(seen);
+    },
+  );
 
   it('only turn 2 onwards is a continuation', () => {
     const at = (turn: number) =>
@@ -27,7 +39,7 @@ describe('promptVariables', () => {
   it('issue is the snake_case template view, not the camelCase domain object', () => {
     const v = promptVariables({
       issue: SAMPLE_ISSUE,
-      attempt: null,
+      attempt: 1,
       turn: 1,
       maxTurns: 5,
       workspacePath: '/w',

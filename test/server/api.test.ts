@@ -152,6 +152,7 @@ describe('GET /api/v1/state', () => {
         'totals',
         'uptime_seconds',
         'version',
+        'waiting',
       ].sort(),
     );
     expect(json).toMatchObject({
@@ -160,8 +161,9 @@ describe('GET /api/v1/state', () => {
       uptime_seconds: 3600,
       ready: true,
       draining: false,
-      counts: { running: 1, retrying: 1 },
+      counts: { running: 1, retrying: 1, waiting: 0 },
       slots: { max: 3, available: 2 },
+      waiting: [],
       held: [
         {
           issue_id: 'issue-9',
@@ -191,7 +193,7 @@ describe('GET /api/v1/state', () => {
         issue_identifier: 'ENG-2',
         title: 'Title of ENG-2',
         state: 'In Progress',
-        attempt: null,
+        attempt: 1,
         run_id: s.runs.eng2Open,
         host: 'local',
         session_id: 'sess-running',
@@ -253,7 +255,10 @@ describe('GET /api/v1/state', () => {
         cache_write_tokens: 20,
         total_tokens: 12_000,
       },
-      cost_usd: 1.234567,
+      // ENG-1's first run could not be priced: the total is unknown, the known part is kept apart.
+      cost_usd: null,
+      known_cost_usd: 1.234567,
+      unpriced_runs: 1,
       active_tokens: {
         input_tokens: 3_000,
         output_tokens: 400,
@@ -409,6 +414,21 @@ describe('GET /api/v1/issues/:identifier', () => {
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ id: s.runs.eng2Open, ended_at: null, exit_kind: null });
     expect(runs[0]?.turn_records).toHaveLength(1);
+  });
+
+  it('counts attempts one way: a running session shows the attempt of its run row, a queued retry the one after the last run', async () => {
+    const s = await started();
+    const live = (await getJson(`${s.url}/api/v1/issues/ENG-2`)).json as {
+      running: { attempt: unknown };
+      runs: { attempt: number }[];
+    };
+    expect(live.running.attempt).toBe(live.runs[0]?.attempt);
+    expect(live.running.attempt).toBe(1);
+    const queued = (await getJson(`${s.url}/api/v1/issues/ENG-3`)).json as {
+      retry: { attempt: number };
+      runs: { attempt: number }[];
+    };
+    expect(queued.retry.attempt).toBe((queued.runs[0]?.attempt ?? 0) + 1);
   });
 
   it('shows a retrying issue with its due time and last error', async () => {

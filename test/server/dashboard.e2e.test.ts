@@ -190,12 +190,12 @@ describe.skipIf(skip !== null)('dashboard against the running service', () => {
       expect(Math.max(...timeline.map((s) => s.injected))).toBe(0);
       expect(watch.dialogs).toEqual([]);
 
-      // The identifier links to the issue's API document.
+      // The identifier links to the issue's page; its JSON document stays under /api/v1.
       const href = await page
         .locator('table[data-testid="runs"] tr[data-issue="E-1"] [data-field="identifier"] a')
         .getAttribute('href');
-      expect(href).toBe('/api/v1/issues/E-1');
-      const issue = await page.evaluate(async (url) => (await fetch(url)).json(), href!);
+      expect(href).toBe('/issues/E-1');
+      const issue = await page.evaluate(async () => (await fetch('/api/v1/issues/E-1')).json());
       expect(issue).toMatchObject({ issue_identifier: 'E-1' });
 
       expect(timeline.every((s) => s.connection === 'live' || s.connection === 'connecting')).toBe(true);

@@ -36,7 +36,7 @@ function runningView(identifier: string, over: Json = {}): Json {
     issue_identifier: identifier,
     title: `title of ${identifier}`,
     state: 'In Progress',
-    attempt: null,
+    attempt: 1,
     run_id: 7,
     host: 'local',
     session_id: 'mock-1',
@@ -93,20 +93,36 @@ function runView(id: number, identifier: string, over: Json = {}): Json {
   };
 }
 
+function waitingView(identifier: string, over: Json = {}): Json {
+  return {
+    issue_id: `id-${identifier}`,
+    issue_identifier: identifier,
+    title: `title of ${identifier}`,
+    state: 'Todo',
+    reason: 'no_slot',
+    detail: 'all 4 agent slots in use',
+    blocked_by: [],
+    seen_at: new Date().toISOString(),
+    ...over,
+  };
+}
+
 function stateView(over: Json = {}): Json {
   const running = (over.running as Json[] | undefined) ?? [];
   const retrying = (over.retrying as Json[] | undefined) ?? [];
+  const waiting = (over.waiting as Json[] | undefined) ?? [];
   return {
     generated_at: new Date().toISOString(),
     version: '0.1.0',
     uptime_seconds: 42,
     ready: true,
     draining: false,
-    counts: { running: running.length, retrying: retrying.length },
+    counts: { running: running.length, retrying: retrying.length, waiting: waiting.length },
     slots: { max: 4, available: 4 - running.length },
     running,
     retrying,
     held: [],
+    waiting,
     ssh_hosts: [],
     totals: {
       dispatches_since_start: 3,
@@ -115,6 +131,8 @@ function stateView(over: Json = {}): Json {
       seconds_running: 75,
       tokens: tokens(1_234_567, 2_000, 300, 0),
       cost_usd: 12.5,
+      known_cost_usd: 12.5,
+      unpriced_runs: 0,
       active_tokens: tokens(100, 20),
       active_cost_usd: null,
     },
@@ -287,6 +305,14 @@ describe('dashboard page source', () => {
     expect(html).not.toContain('<img');
     expect(html).toContain('nonce="&quot;&gt;&lt;img src=x&gt;"');
   });
+
+  it('a queued retry is headed as the next attempt, so it never reads as the number of a finished run', () => {
+    const html = dashboardPage('n');
+    const retryTable = html.slice(html.indexOf('data-testid="retrying"'));
+    expect(retryTable.slice(0, retryTable.indexOf('</thead>'))).toContain(
+      '<th class="num">Next attempt</th>',
+    );
+  });
 });
 
 // ---------------------------------------------------------------- in the browser
@@ -330,6 +356,14 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
         runningView(IMG, { issue_id: 'id-evil', title: 'evil identifier' }),
       ],
       retrying: [retryView('R-1', { reason: '<i>error</i>', last_error: '<svg onload=alert(3)>' })],
+      waiting: [
+        waitingView('W-1', { title: IMG, state: '<b>Todo</b>', detail: `held: ${IMG}`, reason: 'held' }),
+        waitingView('W-2', {
+          reason: 'blocked',
+          detail: 'waiting on <u>DEMO-1</u>',
+          blocked_by: ['<u>DEMO-1</u>'],
+        }),
+      ],
       tokens_by_model_since_start: { '<img src=y onerror=alert(5)>': tokens(1, 1) },
       adapters: [
         {
@@ -356,6 +390,14 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
     expect((await cell(page, 'running', 'A-1', 'state'))?.text).toBe('<b>Todo</b>');
     expect((await cell(page, 'running', IMG, 'identifier'))?.text).toBe(IMG);
     expect((await cell(page, 'retrying', 'R-1', 'last_error'))?.text).toBe('<svg onload=alert(3)>');
+    await poll(() => rowIssues(page, 'waiting')).toEqual(['W-1', 'W-2']);
+    expect(await cell(page, 'waiting', 'W-1', 'title')).toMatchObject({
+      text: IMG,
+      html: '&lt;img src=x onerror=alert(1)&gt;',
+    });
+    expect((await cell(page, 'waiting', 'W-1', 'state'))?.text).toBe('<b>Todo</b>');
+    expect((await cell(page, 'waiting', 'W-1', 'why'))?.text).toBe(`held: ${IMG}`);
+    expect((await cell(page, 'waiting', 'W-2', 'why'))?.text).toBe('waiting on <u>DEMO-1</u>');
     await poll(() => cell(page, 'runs', 'D-1', 'error').then((c) => c?.text)).toBe(
       `port_exit: ${IMG} exit 3`,
     );
@@ -366,7 +408,7 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
       );
       return row?.querySelector('a')?.getAttribute('href');
     }, IMG);
-    expect(link).toBe(`/api/v1/issues/${encodeURIComponent(IMG)}`);
+    expect(link).toBe(`/issues/${encodeURIComponent(IMG)}`);
 
     const elements = await page.evaluate(() => ({
       img: document.querySelectorAll('img').length,
@@ -425,16 +467,33 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
     await poll(() => cell(page, 'runs', 'E-3', 'tokens').then((c) => c?.value)).toBe('77');
     expect((await cell(page, 'runs', 'E-3', 'outcome'))?.text).toBe('running');
 
-    expect(await page.locator('[data-testid="held"]').isVisible()).toBe(false);
+    // A held issue is listed with the other issues not running; its full error is the cell's title.
+    expect(await rowIssues(page, 'waiting')).toEqual([]);
     server.push(
       'state',
       stateView({
-        held: [{ issue_id: 'id-E-4', issue_identifier: 'E-4', error: `agent_not_found: ${IMG}` }],
+        held: [
+          {
+            issue_id: 'id-E-4',
+            issue_identifier: 'E-4',
+            error: `agent_not_found: ${IMG}`,
+            error_kind: 'agent_not_found',
+            released_by: 'issue_or_workflow_change',
+          },
+        ],
+        waiting: [waitingView('E-4', { reason: 'held', detail: 'held: agent_not_found' })],
       }),
     );
-    await poll(() => rowIssues(page, 'held')).toEqual(['E-4']);
-    expect(await page.locator('[data-testid="held"]').isVisible()).toBe(true);
-    expect((await cell(page, 'held', 'E-4', 'error'))?.text).toBe(`agent_not_found: ${IMG}`);
+    await poll(() => rowIssues(page, 'waiting')).toEqual(['E-4']);
+    expect(await cell(page, 'waiting', 'E-4', 'why')).toMatchObject({
+      text: 'held: agent_not_found',
+      value: 'held',
+    });
+    expect(
+      await page
+        .locator('table[data-testid="waiting"] tr[data-issue="E-4"] [data-field="why"]')
+        .getAttribute('title'),
+    ).toBe(`agent_not_found: ${IMG} · dispatched again after an issue edit or a WORKFLOW.md change`);
 
     // SSH hosts: hidden without hosts, one row per host with its state.
     expect(await page.locator('[data-testid="hosts"]').isVisible()).toBe(false);
@@ -472,7 +531,7 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
 
     server.push('state', stateView());
     await poll(() => rowIssues(page, 'retrying')).toEqual([]);
-    await poll(() => rowIssues(page, 'held')).toEqual([]);
+    await poll(() => rowIssues(page, 'waiting')).toEqual([]);
     await poll(hostCells).toEqual([]);
     expect(await page.locator('table[data-testid="running"] tr.empty').textContent()).toBe(
       'No sessions running',
@@ -603,6 +662,96 @@ describe.skipIf(skip !== null)('dashboard in chromium against a fake server', ()
     expect(shown[0]).toBe('H-30');
     expect(shown[24]).toBe('H-6');
     expect((await cell(page, 'runs', 'H-30', 'cost'))?.text).toBe('$0.0042');
+  });
+
+  it('lists every issue known and not running with why (blocked, budget-stopped, held, parked), each linking to its page; unknown cost reads "—", never $0.00', {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startFakeServer({ csp: true });
+    fake = server;
+    const waiting = [
+      waitingView('DEMO-6', { reason: 'blocked', detail: 'waiting on DEMO-1', blocked_by: ['DEMO-1'] }),
+      waitingView('DEMO-5', { reason: 'budget_exhausted', detail: 'token budget 60,000 of 50,000' }),
+      waitingView('DEMO-9', { reason: 'held', detail: 'held: agent_not_found' }),
+      waitingView('..', { issue_id: 'id-dots', reason: 'no_slot', detail: 'all 4 agent slots in use' }),
+      waitingView('DEMO-3', {
+        state: 'Blocked',
+        reason: 'parked',
+        detail: 'waiting for an answer in Blocked: Which date should the release go out on?',
+      }),
+    ];
+    server.state = stateView({
+      waiting,
+      counts: { running: 1, retrying: 0, waiting: 6 },
+      running: [runningView('DEMO-2', { cost_usd: null })],
+      totals: {
+        ...(stateView().totals as Json),
+        cost_usd: null,
+        known_cost_usd: 0,
+        unpriced_runs: 3,
+        active_cost_usd: null,
+      },
+    });
+    server.runs = [runView(4, 'DEMO-1', { cost_usd: null }), runView(5, 'DEMO-8', { cost_usd: 0 })];
+    const page = await browser!.newPage();
+    const watch = watchPage(page, server.origin);
+    await page.goto(`${server.origin}/`);
+
+    await poll(() => rowIssues(page, 'waiting')).toEqual(['DEMO-6', 'DEMO-5', 'DEMO-9', '..', 'DEMO-3']);
+    const why = (issue: string) => cell(page, 'waiting', issue, 'why');
+    expect(await why('DEMO-6')).toMatchObject({ text: 'waiting on DEMO-1', value: 'blocked' });
+    expect(await why('DEMO-5')).toMatchObject({
+      text: 'token budget 60,000 of 50,000',
+      value: 'budget_exhausted',
+    });
+    expect(await why('DEMO-9')).toMatchObject({ text: 'held: agent_not_found', value: 'held' });
+    expect(await why('DEMO-3')).toMatchObject({
+      text: 'waiting for an answer in Blocked: Which date should the release go out on?',
+      value: 'parked',
+    });
+    expect((await cell(page, 'waiting', 'DEMO-3', 'state'))?.text).toBe('Blocked');
+    expect(await page.locator('#waiting-count').textContent()).toBe('5 of 6');
+    expect(await page.locator('#count-waiting').textContent()).toBe('6');
+    const href = (issue: string) =>
+      page.evaluate((i) => {
+        const rows = Array.from(document.querySelectorAll('table[data-testid="waiting"] tbody tr'));
+        return rows
+          .find((r) => r.getAttribute('data-issue') === i)
+          ?.querySelector('a')
+          ?.getAttribute('href');
+      }, issue);
+    expect(await href('DEMO-6')).toBe('/issues/DEMO-6');
+    expect(await href('..')).toBe('/issues?identifier=..');
+
+    // Unknown money: the total, a running session and a finished run all read "—"; a known $0 stays $0.00.
+    const totals = page.locator('[data-testid="totals"]');
+    expect(await totals.locator('[data-field="cost_usd"]').textContent()).toBe('—');
+    expect(await totals.locator('[data-field="cost_note"]').textContent()).toBe(
+      '3 runs without a known cost',
+    );
+    expect((await cell(page, 'running', 'DEMO-2', 'cost'))?.text).toBe('—');
+    await poll(() => cell(page, 'runs', 'DEMO-1', 'cost').then((c) => c?.text)).toBe('—');
+    expect((await cell(page, 'runs', 'DEMO-8', 'cost'))?.text).toBe('$0.00');
+    expect(await page.locator('main').textContent()).not.toContain('$0.00 in running sessions');
+
+    // Some runs priced, one not: the total is still unknown, and the note says what is known.
+    server.push(
+      'state',
+      stateView({
+        totals: { ...(stateView().totals as Json), cost_usd: null, known_cost_usd: 1.5, unpriced_runs: 1 },
+      }),
+    );
+    await poll(() => totals.locator('[data-field="cost_note"]').textContent()).toBe(
+      '1 run without a known cost ($1.50 known)',
+    );
+    expect(await totals.locator('[data-field="cost_usd"]').textContent()).toBe('—');
+    await poll(() => rowIssues(page, 'waiting')).toEqual([]);
+    expect(await page.locator('table[data-testid="waiting"] tr.empty').textContent()).toBe(
+      'Every issue known is running or queued',
+    );
+    await page.screenshot({ path: screenshotPath('fake-server-waiting'), fullPage: true });
+    expect(watch.pageErrors).toEqual([]);
+    expect(watch.consoleErrors).toEqual([]);
   });
 
   it('rate limits: the section stays hidden until a limit reports a window, shows one row per window with its text as text, and hides again when none is left', {

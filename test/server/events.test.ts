@@ -42,7 +42,7 @@ describe('GET /api/v1/events', () => {
       await stream.next((e) => e.event === 'runs');
       const seen = stream.events.length;
       s.snapshot.running.push(runningEntry({ issue: issue('issue-7', 'ENG-7'), runId: 99 }));
-      s.emit({ type: 'dispatched', issue: issue('issue-7', 'ENG-7'), attempt: null, host: 'local' });
+      s.emit({ type: 'dispatched', issue: issue('issue-7', 'ENG-7'), attempt: 1, host: 'local' });
       const pushed = await stream.next((e) => e.event === 'state', seen);
       const state = JSON.parse(pushed.data) as { running: { issue_identifier: string }[] };
       expect(state.running.map((r) => r.issue_identifier)).toEqual(['ENG-2', 'ENG-7']);

@@ -65,7 +65,7 @@ describe('startServer', () => {
     expect(h.listeners.size).toBe(0);
   });
 
-  it('fails the start-up with server_port_in_use when the chosen port is busy', async () => {
+  it('fails the start-up with server_port_in_use when the chosen port is busy, and says how to choose another', async () => {
     const port = await occupy();
     const h = harness();
     const result = await startServer(h.sources, {
@@ -78,7 +78,7 @@ describe('startServer', () => {
     expect(result).toEqual({
       ok: false,
       code: 'server_port_in_use',
-      message: `cannot listen on 127.0.0.1:${port}: the port is already in use`,
+      message: `cannot listen on 127.0.0.1:${port}: the port is already in use; choose another with --port N, or --port 0 to run without the HTTP server`,
     });
     expect(h.listeners.size).toBe(0);
   });

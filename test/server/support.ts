@@ -67,7 +67,7 @@ export function issue(id: string, identifier: string, over: Partial<Issue> = {})
 export function runningEntry(over: Partial<RunningEntry> = {}): RunningEntry {
   return {
     issue: issue('issue-2', 'ENG-2'),
-    attempt: null,
+    attempt: 1,
     runId: 0,
     host: 'local',
     startedAtMs: T0 - 90_000,
@@ -319,6 +319,7 @@ export function harness(): Harness {
     hosts: [],
     store: { available: true, sinceMs: null, pendingWrites: 0, lastError: null },
     rateLimits: [],
+    waiting: [],
   };
   const listeners = new Set<(observation: Observation) => void>();
   const adapters: AdapterHealth[] = [

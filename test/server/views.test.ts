@@ -5,11 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import type { RetryEntry } from '../../src/persistence/index.js';
 import { isLoopbackAddress } from '../../src/server/http.js';
+import {
+  COMMENT_BODY_CHARS,
+  COMMENTS_PER_ISSUE,
+  ISSUES_WITH_COMMENTS,
+  IssueComments,
+} from '../../src/server/issue-comments.js';
 import { ModelTokens } from '../../src/server/model-tokens.js';
 import { isLoopbackHost, runsLimit } from '../../src/server/routes.js';
 import {
   activeCostMicroUsd,
   configView,
+  MAX_WAITING_LISTED,
   readinessView,
   retryView,
   runningView,
@@ -128,6 +135,7 @@ describe('stateView', () => {
       workflowPath: 'w',
       snapshot: h.snapshot,
       totals: h.store.totals(),
+      unpricedRuns: 0,
       config: h.sources.config(),
       adapters: [],
       tokensByModel: {},
@@ -159,6 +167,7 @@ describe('stateView', () => {
       workflowPath: 'w',
       snapshot: h.snapshot,
       totals: h.store.totals(),
+      unpricedRuns: 0,
       config: h.sources.config(),
       adapters: [],
       tokensByModel: {},
@@ -181,6 +190,88 @@ describe('stateView', () => {
         ],
       },
     ]);
+  });
+});
+
+describe('stateView: costs and waiting issues', () => {
+  const inputs = (h: ReturnType<typeof harness>, unpricedRuns: number) => ({
+    nowMs: T0,
+    version: 'v',
+    startedAtMs: T0,
+    workflowPath: 'w',
+    snapshot: h.snapshot,
+    totals: h.store.totals(),
+    unpricedRuns,
+    config: h.sources.config(),
+    adapters: [],
+    tokensByModel: {},
+    ready: true,
+    priceTokens: () => null,
+  });
+
+  it('a total over runs that could not be priced is null (unknown), never the known part read as the whole', () => {
+    const h = harness();
+    const view = stateView(inputs(h, 2));
+    expect(view.totals.cost_usd).toBeNull();
+    expect(view.totals.known_cost_usd).toBeCloseTo(1.234567, 9);
+    expect(view.totals.unpriced_runs).toBe(2);
+    expect(stateView(inputs(h, 0)).totals.cost_usd).toBeCloseTo(1.234567, 9);
+  });
+
+  it('lists the waiting issues in order with their reason, counts all of them and lists at most the cap', () => {
+    const h = harness();
+    const entry = (n: number) => ({
+      issueId: `id-${n}`,
+      identifier: `W-${n}`,
+      title: `waits ${n}`,
+      state: 'Todo',
+      reason: 'no_slot',
+      detail: 'all 3 agent slots in use',
+      blockedBy: [],
+      seenAtMs: T0,
+    });
+    h.snapshot.waiting = [
+      { ...entry(0), reason: 'blocked', detail: 'waiting on DEMO-1', blockedBy: ['DEMO-1'] },
+      ...Array.from({ length: MAX_WAITING_LISTED + 5 }, (_, i) => entry(i + 1)),
+    ];
+    const view = stateView(inputs(h, 0));
+    expect(view.counts.waiting).toBe(MAX_WAITING_LISTED + 6);
+    expect(view.waiting).toHaveLength(MAX_WAITING_LISTED);
+    expect(view.waiting[0]).toEqual({
+      issue_id: 'id-0',
+      issue_identifier: 'W-0',
+      title: 'waits 0',
+      state: 'Todo',
+      reason: 'blocked',
+      detail: 'waiting on DEMO-1',
+      blocked_by: ['DEMO-1'],
+      seen_at: new Date(T0).toISOString(),
+    });
+  });
+});
+
+describe('IssueComments', () => {
+  const comment = (issueId: string, body: string) =>
+    ({ type: 'comment', issueId, lifecycle: 'failure', result: 'success', body }) as const;
+
+  it('keeps the newest comments of the issues commented on most recently, each body clipped, and nothing else', () => {
+    const book = new IssueComments(() => T0);
+    book.observe({ type: 'turn', issueId: 'a', turn: 1 });
+    for (let i = 0; i < COMMENTS_PER_ISSUE + 3; i += 1) book.observe(comment('a', `c${i}`));
+    const a = book.for('a');
+    expect(a).toHaveLength(COMMENTS_PER_ISSUE);
+    expect(a[0]?.body).toBe('c3');
+    expect(a.at(-1)).toEqual({
+      atMs: T0,
+      lifecycle: 'failure',
+      result: 'success',
+      body: `c${COMMENTS_PER_ISSUE + 2}`,
+    });
+    for (let i = 0; i < ISSUES_WITH_COMMENTS; i += 1) book.observe(comment(`other-${i}`, 'x'));
+    expect(book.for('a')).toEqual([]);
+    book.observe(comment('long', 'y'.repeat(COMMENT_BODY_CHARS * 2)));
+    expect(book.for('long')[0]?.body).toHaveLength(COMMENT_BODY_CHARS);
+    expect(book.for('nobody')).toEqual([]);
   });
 });
 

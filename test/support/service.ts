@@ -361,7 +361,8 @@ export function startService(project: Project, options: StartOptions = {}): Serv
     '--log-format',
     'json',
     '--log-level',
-    options.logLevel ?? 'info',
+    // Debug: tests wait on `tick completed`, which is logged at debug.
+    options.logLevel ?? 'debug',
     ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, {

@@ -1,6 +1,6 @@
 /**
  * What the tests against a real sshd share: a test file's own user and sshd (made
- * before the file, stopped after it, the user's processes killed on both sides), a
+ * before the file, stopped and removed after it, the user's processes killed on both sides), a
  * registry reaching it, a workspace the host's user made, a watch over every
  * command line for a secret, and the check that nothing of the user is left.
  *
@@ -25,6 +25,7 @@ import {
   ensureTestUser,
   killUserProcesses,
   pollUntil,
+  releaseTestUser,
   remoteProcesses,
   type Sshd,
   startSshd,
@@ -92,7 +93,7 @@ export interface UseSshHostOptions {
 /**
  * Registers a `beforeAll` that makes `userName` (killing what it left running) and
  * starts its sshd, and an `afterAll` that closes `hosts`, stops sshd, kills the
- * user's processes and removes what `removeAfter` was given. Call it at the top of
+ * user's processes, removes what `removeAfter` was given, and removes the user. Call it at the top of
  * the file, before hooks that use it: its `beforeAll` runs first, its `afterAll` last.
  */
 export function useSshHost(userName: string, options: UseSshHostOptions = {}): SshSession {
@@ -119,6 +120,7 @@ export function useSshHost(userName: string, options: UseSshHostOptions = {}): S
     if (user !== undefined) killUserProcesses(userName);
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     removeKnownHostsDirs();
+    if (user !== undefined) releaseTestUser(userName);
   });
 
   const session: SshSession = {

@@ -18,6 +18,10 @@
  * - Both the user and root may log in with the client key (root for the cases that differ,
  *   such as channel signals being refused for root).
  * - A missing sshd is a failure with a clear message, never a skip: CI installs it.
+ * - Test users are not left behind: each carries, in its comment field, the pid of the test
+ *   process that last claimed it; `releaseTestUser` removes a file's user (home included) when
+ *   the file is done, and `removeStaleTestUsers` (run by the global setup before and after every
+ *   vitest run) removes those whose process is gone, such as the user of a file that crashed.
  *
  * Traps handled here: sshd must be started by absolute path and needs /run/sshd; keys
  * under /tmp fail `StrictModes yes`; a `useradd` account is locked until `usermod -p '*'`;
@@ -36,6 +40,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import net from 'node:net';
@@ -90,8 +95,19 @@ export interface Sshd {
   stop(): Promise<void>;
 }
 
-/** Makes sure a local login user exists and is unlocked (no password, key login only). */
+/** Every test user's name starts with this; the sweep touches no other account. */
+export const TEST_USER_PREFIX = 'orchssh';
+/** The comment-field mark of a test user: this text, then the pid of the process that claimed it. */
+const CLAIM_MARK = 'orchestrator test user pid ';
+
+/**
+ * Makes sure a local login user exists and is unlocked (no password, key login only), and
+ * marks it as claimed by this process.
+ */
 export function ensureTestUser(name = 'orchssh'): TestUser {
+  if (!name.startsWith(TEST_USER_PREFIX)) {
+    throw new Error(`test user ${name} must start with ${TEST_USER_PREFIX}, or no sweep will ever remove it`);
+  }
   if (!userExists(name)) {
     try {
       withPasswdLock(() => execFileSync('useradd', ['-m', '-s', '/bin/sh', name], { stdio: 'pipe' }));
@@ -101,10 +117,74 @@ export function ensureTestUser(name = 'orchssh'): TestUser {
     }
   }
   // useradd leaves the account locked ("!"), and sshd refuses locked accounts without PAM.
-  withPasswdLock(() => execFileSync('usermod', ['-p', '*', name], { stdio: 'pipe' }));
+  withPasswdLock(() =>
+    execFileSync('usermod', ['-p', '*', '-c', `${CLAIM_MARK}${process.pid}`, name], { stdio: 'pipe' }),
+  );
   const entry = passwdEntry(name);
   if (entry === null) throw new Error(`test user ${name} is missing from /etc/passwd after useradd`);
   return entry;
+}
+
+/**
+ * Removes a test user this process is done with: its processes killed, then the account, its
+ * group and its home. A user another live process has claimed since is left to that one.
+ * Returns whether the user is gone.
+ */
+export function releaseTestUser(name: string): boolean {
+  const owner = claimOf(name);
+  if (owner === undefined) return true;
+  if (owner !== null && owner !== process.pid && isAlive(owner)) return false;
+  removeUser(name);
+  return true;
+}
+
+/**
+ * Removes every test user (name starting with `prefix`) whose claiming process is gone, or that
+ * carries no claim and runs nothing: what a crashed or killed test run left. Returns their names.
+ */
+export function removeStaleTestUsers(prefix: string = TEST_USER_PREFIX): string[] {
+  if (!prefix.startsWith(TEST_USER_PREFIX)) throw new Error(`the prefix must start with ${TEST_USER_PREFIX}`);
+  const removed: string[] = [];
+  for (const { name } of testUsers(prefix)) {
+    const owner = claimOf(name);
+    if (owner === undefined) continue;
+    const stale = owner === null ? remoteProcesses(name).length === 0 : !isAlive(owner);
+    if (!stale) continue;
+    removeUser(name);
+    removed.push(name);
+  }
+  return removed;
+}
+
+/** The test users on this machine whose name starts with `prefix`. */
+export function testUsers(prefix: string = TEST_USER_PREFIX): TestUser[] {
+  return passwdLines()
+    .filter((fields) => fields[0]?.startsWith(prefix) === true)
+    .map((fields) => passwdEntry(fields[0] as string))
+    .filter((entry): entry is TestUser => entry !== null);
+}
+
+/** The pid that claimed `name`; null when it carries no claim; undefined when there is no such user. */
+function claimOf(name: string): number | null | undefined {
+  const fields = passwdLines().find((f) => f[0] === name);
+  if (fields === undefined) return undefined;
+  const comment = fields[4] ?? '';
+  return comment.startsWith(CLAIM_MARK) ? Number(comment.slice(CLAIM_MARK.length)) || null : null;
+}
+
+function removeUser(name: string): void {
+  const home = passwdEntry(name)?.home ?? null;
+  // userdel refuses a user that still runs something; -f alone would leave those running.
+  killUserProcesses(name);
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (remoteProcesses(name).length > 0 && Date.now() < deadline) sleepSync(POLL_MS);
+  try {
+    withPasswdLock(() => execFileSync('userdel', ['-f', '-r', name], { stdio: 'pipe' }));
+  } catch (error) {
+    // Exit 12: the account is gone but its home or mail spool was not removed (no spool, usually).
+    if (userExists(name)) throw error;
+  }
+  if (home !== null && path.basename(home) === name) rmSync(home, { recursive: true, force: true });
 }
 
 /** Starts sshd and resolves once its port accepts connections and sends a banner. */
@@ -272,7 +352,7 @@ function withPasswdLock(command: () => void): void {
     } catch (error) {
       const stderr = String((error as { stderr?: unknown }).stderr ?? '');
       if (!/lock|try again/i.test(stderr) || Date.now() > deadline) throw error;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      sleepSync(100);
     }
   }
 }
@@ -281,14 +361,25 @@ function userExists(name: string): boolean {
   return passwdEntry(name) !== null;
 }
 
+/** /etc/passwd split into fields, one array per account. */
+function passwdLines(): string[][] {
+  return readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split(':'));
+}
+
 function passwdEntry(name: string): TestUser | null {
-  for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
-    const fields = line.split(':');
+  for (const fields of passwdLines()) {
     if (fields[0] === name && fields[2] !== undefined && fields[5] !== undefined) {
       return { name, uid: Number(fields[2]), home: fields[5] };
     }
   }
   return null;
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function generateKey(file: string, comment: string): void {

@@ -151,6 +151,12 @@ const INVALID: InvalidRow[] = [
   },
   { file: 'codex-effort-unsupported.md', env: GH, code: 'codex.effort.unsupported', line: 23 },
   { file: 'codex-sandbox-unsupported.md', env: GH, code: 'codex.sandbox.unsupported', line: 23 },
+  {
+    file: 'copilot-cli-mode-plan.md',
+    env: { TRACKER_GITHUB_TOKEN: 'test-token-for-corpus' },
+    code: 'copilot-cli.mode.needs_approval',
+    line: 21,
+  },
   { file: 'crlf-server-port-too-big.md', code: 'server.port.out_of_range', line: 26 },
   { file: 'crlf-template-unknown-variable.md', code: 'template.unknown_variable', line: 30 },
   { file: 'db-path-bad-variable-name.md', code: 'db_path.bad_reference', line: 28 },
@@ -206,6 +212,20 @@ const INVALID: InvalidRow[] = [
   { file: 'file-path-list.md', code: 'file.path.invalid', line: 12 },
   { file: 'file-tracker-without-file-block.md', code: 'file.path.missing', line: 3 },
   { file: 'file-tracker-without-path.md', code: 'file.path.missing', line: 12 },
+  {
+    file: 'gemini-approval-mode-default.md',
+    env: GH,
+    code: 'gemini.approval_mode.interactive',
+    line: 24,
+    message: 'yolo',
+  },
+  {
+    file: 'opencode-permission-ask.md',
+    env: GH,
+    code: 'opencode.permission.interactive',
+    line: 26,
+    message: 'waits for a person',
+  },
   { file: 'front-matter-empty.md', code: 'tracker.kind.missing', line: null },
   { file: 'front-matter-is-list.md', code: 'workflow.front_matter.not_map', line: 2 },
   { file: 'front-matter-is-scalar.md', code: 'workflow.front_matter.not_map', line: 2 },
@@ -599,8 +619,11 @@ const VALID: ValidRow[] = [
   { file: 'crlf-line-endings.md' },
   { file: 'every-template-variable.md' },
   { file: 'file-echo-demo.md' },
+  { file: 'file-gemini.md' },
   { file: 'file-mock-minimal.md' },
+  { file: 'file-opencode.md' },
   { file: 'github-claude-code.md', env: GH },
+  { file: 'github-copilot-cli.md', env: { TRACKER_GITHUB_TOKEN: 'test-token-for-corpus' } },
   { file: 'github-enterprise-codex.md', env: GH },
   {
     file: 'github-env-project.md',
@@ -659,7 +682,11 @@ interface WarningRow {
 }
 
 /** Files an operator could ship that still deserve a warning: they load, and say why they are risky. */
-const WARNING: WarningRow[] = [{ file: 'server-host-exposed.md', code: 'server.host.exposed', line: 27 }];
+const WARNING: WarningRow[] = [
+  // The README's first workflow before it gained a handoff state: it runs until the no-progress cap stops it.
+  { file: 'readme-minimal-no-handoff.md', code: 'tracker.handoff_state.unbounded', line: 3 },
+  { file: 'server-host-exposed.md', code: 'server.host.exposed', line: 27 },
+];
 
 describe('warning workflow corpus', () => {
   it('has a row for every file, and no row without a file', () => {

@@ -17,8 +17,8 @@ const file = path.join('/nonexistent', 'WORKFLOW.md');
 const HEAD = `tracker:
   kind: file
   active_states: [Todo]
-file:
-  path: issues.json
+  handoff_state: Review
+file: {path: issues.json}
 agent:
   kind: mock
 `;

@@ -14,6 +14,7 @@ tracker:
   kind: file
   active_states: [Todo]
   terminal_states: [Done]
+  handoff_state: Review
 file:
   path: issues.json
 agent:
@@ -47,6 +48,7 @@ describe('loading a workflow', () => {
       maxSessions: 0,
       maxTokens: 0,
       maxCostUsd: 0,
+      maxUnchangedSessions: 5,
     });
     expect(config.hooks.timeoutMs).toBe(60_000);
     expect(config.dbPath).toBe(path.join(dir, '.orchestrator.db'));
@@ -153,6 +155,7 @@ server:
 `;
     const codes = diagnostics(text).map((d) => `${d.line}:${d.code}`);
     expect(codes).toEqual([
+      '3:tracker.handoff_state.unbounded',
       '5:tracker.states.overlap',
       '10:agent.max_turns.invalid',
       '11:agent.max_retry_backoff_ms.out_of_range',
@@ -180,7 +183,7 @@ server:
       expect.objectContaining({
         severity: 'warning',
         code: 'config.unknown_key',
-        line: 10,
+        line: 11,
         column: 3,
         message: expect.stringContaining('agent.max_turns'),
       }),
@@ -189,7 +192,7 @@ server:
 
   it('pass-through blocks of known kinds are not unknown keys, but their bad values are errors', () => {
     const d = diagnostics(`${BASE.replace('---\nWork', 'echo:\n  fail_rate: 3\n---\nWork')}`);
-    expect(d.map((x) => [x.code, x.line])).toEqual([['echo.fail_rate.out_of_range', 11]]);
+    expect(d.map((x) => [x.code, x.line])).toEqual([['echo.fail_rate.out_of_range', 12]]);
   });
 
   it('positions stay right in a CRLF file with a BOM', () => {
@@ -198,14 +201,14 @@ server:
       '\r\n',
     );
     const d = diagnostics(text);
-    expect(d.map((x) => [x.code, x.line, x.column])).toEqual([['agent.max_turns.invalid', 10, 14]]);
+    expect(d.map((x) => [x.code, x.line, x.column])).toEqual([['agent.max_turns.invalid', 11, 14]]);
   });
 
   it('a template error is reported at its line in the file, front matter included', () => {
     const d = diagnostics(
       BASE.replace('Work on {{ issue.title }}.', 'Line one\n\nWork on {{ issue.title | nope }}.'),
     );
-    expect(d.map((x) => [x.code, x.line])).toEqual([['template.unknown_filter', 13]]);
+    expect(d.map((x) => [x.code, x.line])).toEqual([['template.unknown_filter', 14]]);
   });
 
   it('a missing file is a coded error, not an exception', () => {
@@ -275,11 +278,11 @@ describe('worker (SSH) keys', () => {
   it('every bad host entry is an error at its own line, naming the entry', () => {
     const d = diagnostics(withWorker('  ssh_hosts:\n    - good\n    - "bad host"\n    - good\n    - b:0'));
     expect(d.filter((x) => x.code === 'worker.ssh_hosts.invalid').map((x) => [x.line, x.path])).toEqual([
-      [11, 'worker.ssh_hosts.1'],
-      [13, 'worker.ssh_hosts.3'],
+      [12, 'worker.ssh_hosts.1'],
+      [14, 'worker.ssh_hosts.3'],
     ]);
-    expect(d.find((x) => x.line === 11)?.message).toContain('"bad host"');
-    expect(d.find((x) => x.line === 13)?.message).toContain('port outside 1-65535');
+    expect(d.find((x) => x.line === 12)?.message).toContain('"bad host"');
+    expect(d.find((x) => x.line === 14)?.message).toContain('port outside 1-65535');
   });
 
   it('a connect timeout below 1 ms is out of range, not "no timeout"', () => {
@@ -290,14 +293,14 @@ describe('worker (SSH) keys', () => {
   it('strict host key checking "no" with hosts is a warning (any host key is accepted); without hosts it is not', () => {
     const withHosts = diagnostics(withWorker('  ssh_hosts: [b1]\n  ssh_strict_host_key_checking: "no"'));
     expect(withHosts.map((x) => [x.severity, x.code, x.line])).toEqual([
-      ['warning', 'worker.ssh_strict_host_key_checking.no', 10],
+      ['warning', 'worker.ssh_strict_host_key_checking.no', 11],
     ]);
     expect(diagnostics(withWorker('  ssh_strict_host_key_checking: "no"'))).toEqual([]);
   });
 
   it('an invalid login name in ssh_user is an error', () => {
     const d = diagnostics(withWorker('  ssh_user: "-oProxyCommand=x"'));
-    expect(d.map((x) => [x.code, x.line])).toEqual([['worker.ssh_user.invalid', 9]]);
+    expect(d.map((x) => [x.code, x.line])).toEqual([['worker.ssh_user.invalid', 10]]);
   });
 
   it('ORCHESTRATOR_WORKER_* overrides reach the config: hosts checked, the key path ~-expanded', () => {
@@ -324,8 +327,8 @@ describe('worker (SSH) keys', () => {
     expect(good.workflow.config.worker.forwardEnv).toEqual(['ANTHROPIC_BASE_URL', 'LANG']);
     const d = diagnostics(withWorker('  ssh_forward_env:\n    - OK_NAME\n    - "BAD NAME"\n    - "1X"'));
     expect(d.map((x) => [x.code, x.line])).toEqual([
-      ['worker.ssh_forward_env.invalid', 11],
       ['worker.ssh_forward_env.invalid', 12],
+      ['worker.ssh_forward_env.invalid', 13],
     ]);
     expect(d[0]?.message).toContain('"BAD NAME"');
   });
@@ -337,7 +340,7 @@ describe('server exposure', () => {
   it('a non-loopback server.host without allowed hosts is the warning server.host.exposed at its line', () => {
     const d = diagnostics(withServer('  host: 0.0.0.0'));
     expect(d).toEqual([
-      expect.objectContaining({ severity: 'warning', code: 'server.host.exposed', line: 9 }),
+      expect.objectContaining({ severity: 'warning', code: 'server.host.exposed', line: 10 }),
     ]);
     expect(d[0]?.message).toContain('server.allowed_hosts');
   });
@@ -374,9 +377,9 @@ describe('server exposure', () => {
       withServer('  allowed_hosts:\n    - ok.example\n    - ok.example:8080\n    - "*.example"\n    - a b'),
     );
     expect(d.map((x) => [x.code, x.line])).toEqual([
-      ['server.allowed_hosts.invalid', 11],
       ['server.allowed_hosts.invalid', 12],
       ['server.allowed_hosts.invalid', 13],
+      ['server.allowed_hosts.invalid', 14],
     ]);
     expect(d[0]?.message).toContain('"ok.example:8080"');
     expect(d[0]?.message).toContain('without a port');
@@ -389,5 +392,47 @@ describe('server exposure', () => {
     if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
     expect(result.workflow.config.server.allowedHosts).toEqual(['a.example', 'b.example']);
     expect(result.workflow.diagnostics).toEqual([]);
+  });
+});
+
+describe('a workflow that nothing bounds', () => {
+  const unbounded = BASE.replace('  handoff_state: Review\n', '');
+
+  it('no handoff state and no budget is the warning tracker.handoff_state.unbounded, in the tracker block, naming the cap that still stops it', () => {
+    const d = diagnostics(unbounded);
+    expect(d.map((x) => [x.severity, x.code, x.line, x.path])).toEqual([
+      ['warning', 'tracker.handoff_state.unbounded', 3, 'tracker.handoff_state'],
+    ]);
+    expect(d[0]?.message).toContain('after 5 sessions in a row');
+    const uncapped = diagnostics(
+      unbounded.replace('  kind: mock', '  kind: mock\n  max_unchanged_sessions: 0'),
+    );
+    expect(uncapped[0]?.message).toContain('nothing stops it');
+  });
+
+  it.each([
+    ['a handoff state', BASE],
+    ['agent.max_sessions', unbounded.replace('  kind: mock', '  kind: mock\n  max_sessions: 10')],
+    ['agent.max_tokens', unbounded.replace('  kind: mock', '  kind: mock\n  max_tokens: 200000')],
+    ['agent.max_cost_usd', unbounded.replace('  kind: mock', '  kind: mock\n  max_cost_usd: 5')],
+  ])('%s bounds it: no warning', (_what, text) => {
+    expect(diagnostics(text)).toEqual([]);
+  });
+
+  it('a handoff state or a budget set from the environment counts too', () => {
+    expect(diagnostics(unbounded, { env: { ORCHESTRATOR_TRACKER_HANDOFF_STATE: 'Review' } })).toEqual([]);
+    expect(diagnostics(unbounded, { env: { ORCHESTRATOR_AGENT_MAX_SESSIONS: '3' } })).toEqual([]);
+  });
+
+  it('agent.max_unchanged_sessions is a count: negative is out of range at its line, also from the environment', () => {
+    const d = diagnostics(BASE.replace('  kind: mock', '  kind: mock\n  max_unchanged_sessions: -1'));
+    expect(d.map((x) => [x.code, x.line])).toEqual([['agent.max_unchanged_sessions.out_of_range', 11]]);
+    const fromEnv = diagnostics(BASE, { env: { ORCHESTRATOR_AGENT_MAX_UNCHANGED_SESSIONS: '-2' } });
+    expect(fromEnv).toEqual([
+      expect.objectContaining({ code: 'agent.max_unchanged_sessions.out_of_range', line: null }),
+    ]);
+    expect(fromEnv[0]?.message).toContain('ORCHESTRATOR_AGENT_MAX_UNCHANGED_SESSIONS');
+    const result = load(BASE, { env: { ORCHESTRATOR_AGENT_MAX_UNCHANGED_SESSIONS: '9' } });
+    expect(result.ok && result.workflow.config.agent.maxUnchangedSessions).toBe(9);
   });
 });

@@ -222,7 +222,7 @@ describe('runHook', () => {
 });
 
 describe('hookEnv', () => {
-  const vars = { issueId: 'id-1', identifier: 'ABC-1', workspace: '/ws/ABC-1', attempt: null };
+  const vars = { issueId: 'id-1', identifier: 'ABC-1', workspace: '/ws/ABC-1', attempt: 1 };
 
   it('secrets in the orchestrator environment are never handed to hooks', () => {
     const env = hookEnv(baseEnvWithSecrets(), vars);
@@ -240,14 +240,15 @@ describe('hookEnv', () => {
     ]);
   });
 
-  it('the issue variables are set, and a first run reports attempt 0 rather than an empty value', () => {
+  it('the issue variables are set; attempts count from 1, and a hook outside any run reads 0, never an empty value', () => {
     expect(hookEnv({}, vars)).toEqual({
       ORCHESTRATOR_ISSUE_ID: 'id-1',
       ORCHESTRATOR_ISSUE_IDENTIFIER: 'ABC-1',
       ORCHESTRATOR_WORKSPACE: '/ws/ABC-1',
-      ORCHESTRATOR_ATTEMPT: '0',
+      ORCHESTRATOR_ATTEMPT: '1',
     });
     expect(hookEnv({}, { ...vars, attempt: 3 }).ORCHESTRATOR_ATTEMPT).toBe('3');
+    expect(hookEnv({}, { ...vars, attempt: null }).ORCHESTRATOR_ATTEMPT).toBe('0');
   });
 
   it('a hook carries the owner tag, or a restarted service could not find the hook it left running', () => {

@@ -89,7 +89,7 @@ describe('workspace paths: the identifier corpus', () => {
     const refused: string[] = [];
     for (const identifier of corpus) {
       const planned = f.manager.pathFor(identifier);
-      const prepared = await f.manager.prepare(issue(identifier), null);
+      const prepared = await f.manager.prepare(issue(identifier), 1);
       if (!planned.ok) {
         expect(planned.error.kind).toBe('invalid_key');
         expect(prepared.ok).toBe(false);
@@ -111,7 +111,7 @@ describe('workspace paths: the identifier corpus', () => {
 
   it('the root itself can never be removed through a dot identifier', async () => {
     const f = await fixture();
-    await f.manager.prepare(issue('ABC-1'), null);
+    await f.manager.prepare(issue('ABC-1'), 1);
     for (const identifier of ['.', '..']) {
       expect(await f.manager.remove(identifier)).toEqual({ removed: false, error: null });
     }
@@ -122,7 +122,7 @@ describe('workspace paths: the identifier corpus', () => {
 
   it('a missing nested root is created on first use instead of failing', async () => {
     const f = await fixture({}, 'a/b/c');
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared).toMatchObject({
       ok: true,
       workspace: { path: path.join(f.root, 'ABC-1'), createdNow: true },
@@ -140,7 +140,7 @@ describe('workspace paths: the identifier corpus', () => {
       baseEnv: {},
     });
     const before = manager.pathFor('ABC-1');
-    const prepared = await manager.prepare(issue('ABC-1'), null);
+    const prepared = await manager.prepare(issue('ABC-1'), 1);
     const after = manager.pathFor('ABC-1');
     expect(before).toMatchObject({ ok: true, path: path.join(real, 'ws', 'ABC-1') });
     expect(after).toMatchObject({ ok: true, path: path.join(real, 'ws', 'ABC-1') });
@@ -160,7 +160,7 @@ describe('symlinks', () => {
     const f = await fixture({ afterCreate: 'echo pwned > pwned', beforeRun: 'echo pwned > pwned2' });
     await fsp.mkdir(f.root);
     await fsp.symlink(f.outside, path.join(f.root, 'ABC-1'));
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared.ok).toBe(false);
     if (!prepared.ok) expect(prepared.error.kind).toBe('symlink');
     expect(f.events).toEqual([]);
@@ -173,9 +173,9 @@ describe('symlinks', () => {
 
   it('a symlink at the workspace path is refused even when it points inside the root', async () => {
     const f = await fixture();
-    await f.manager.prepare(issue('OTHER-1'), null);
+    await f.manager.prepare(issue('OTHER-1'), 1);
     await fsp.symlink(path.join(f.root, 'OTHER-1'), path.join(f.root, 'ABC-1'));
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'symlink' } });
   });
 
@@ -184,14 +184,14 @@ describe('symlinks', () => {
     await fsp.mkdir(f.root);
     const target = path.join(f.base, 'would-be-created');
     await fsp.symlink(target, path.join(f.root, 'ABC-1'));
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'symlink' } });
     expect(await exists(target)).toBe(false);
   });
 
   it('a symlink inside a workspace pointing outside survives remove() untouched, with its target files', async () => {
     const f = await fixture();
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
     const ws = prepared.workspace.path;
     await fsp.symlink(f.outside, path.join(ws, 'escape-dir'));
@@ -208,7 +208,7 @@ describe('symlinks', () => {
 
   it('a before_remove hook that swaps the workspace for a symlink cannot redirect the deletion', async () => {
     const f = await fixture();
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
     const ws = prepared.workspace.path;
     const swapping = new WorkspaceManager({
@@ -227,7 +227,7 @@ describe('creating and reusing', () => {
     const f = await fixture();
     await fsp.mkdir(f.root);
     await fsp.writeFile(path.join(f.root, 'ABC-1'), 'not a dir');
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'conflict' } });
     expect(await fsp.readFile(path.join(f.root, 'ABC-1'), 'utf8')).toBe('not a dir');
     expect(await f.manager.remove('ABC-1')).toMatchObject({ removed: false, error: { kind: 'conflict' } });
@@ -237,7 +237,7 @@ describe('creating and reusing', () => {
     const base = await tempDir();
     const count = path.join(base, 'count');
     const f = await fixture({ afterCreate: `echo x >> '${count}'` });
-    const first = await f.manager.prepare(issue('ABC-1'), null);
+    const first = await f.manager.prepare(issue('ABC-1'), 1);
     const second = await f.manager.prepare(issue('ABC-1'), 1);
     expect(first).toMatchObject({ ok: true, workspace: { createdNow: true } });
     expect(second).toMatchObject({ ok: true, workspace: { createdNow: false } });
@@ -252,8 +252,8 @@ describe('creating and reusing', () => {
       beforeRun: 'test -f populated',
     });
     const results = await Promise.all([
-      f.manager.prepare(issue('ABC-1'), null),
-      f.manager.prepare(issue('ABC-1'), null),
+      f.manager.prepare(issue('ABC-1'), 1),
+      f.manager.prepare(issue('ABC-1'), 1),
     ]);
     const created = results.map((r) => (r.ok ? r.workspace.createdNow : 'failed'));
     expect(created.sort()).toEqual([false, true]);
@@ -267,7 +267,7 @@ describe('creating and reusing', () => {
     const make = () =>
       new WorkspaceManager({ root, hooks: noHooks({ afterCreate: `echo x >> '${count}'` }), baseEnv: {} });
     const managers = Array.from({ length: 6 }, make);
-    const results = await Promise.all(managers.map((m) => m.prepare(issue('ABC-1'), null)));
+    const results = await Promise.all(managers.map((m) => m.prepare(issue('ABC-1'), 1)));
     expect(results.every((r) => r.ok)).toBe(true);
     expect(results.filter((r) => r.ok && r.workspace.createdNow)).toHaveLength(1);
     expect(await lines(count)).toEqual(['x']);
@@ -275,7 +275,7 @@ describe('creating and reusing', () => {
 
   it('an after_create failure removes the new directory and reports hook_failed with the output', async () => {
     const f = await fixture({ afterCreate: 'echo cloning; echo boom >&2; exit 7' });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared.ok).toBe(false);
     if (prepared.ok) return;
     expect(prepared.error).toMatchObject({ kind: 'hook_failed', hook: 'after_create' });
@@ -291,7 +291,7 @@ describe('creating and reusing', () => {
     const f = await fixture({
       afterCreate: `if [ -f '${flag}' ]; then rm '${flag}'; exit 1; fi; touch populated`,
     });
-    expect((await f.manager.prepare(issue('ABC-1'), null)).ok).toBe(false);
+    expect((await f.manager.prepare(issue('ABC-1'), 1)).ok).toBe(false);
     const retry = await f.manager.prepare(issue('ABC-1'), 1);
     expect(retry).toMatchObject({ ok: true, workspace: { createdNow: true } });
     expect(await exists(path.join(f.root, 'ABC-1', 'populated'))).toBe(true);
@@ -299,14 +299,14 @@ describe('creating and reusing', () => {
 
   it('an after_create timeout removes the new directory and reports hook_timeout, not a plain failure', async () => {
     const f = await fixture({ afterCreate: 'sleep 300', timeoutMs: 200 });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'hook_timeout', hook: 'after_create' } });
     expect(await exists(path.join(f.root, 'ABC-1'))).toBe(false);
   });
 
   it('a before_run failure fails the attempt but keeps the directory and what after_create put there', async () => {
     const f = await fixture({ afterCreate: 'echo work > file.txt', beforeRun: 'echo dirty tree; exit 2' });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     expect(prepared).toMatchObject({
       ok: false,
       error: { kind: 'hook_failed', hook: 'before_run', output: 'dirty tree\n' },
@@ -319,7 +319,7 @@ describe('creating and reusing', () => {
     const pidFile = path.join(base, 'grandchild.pid');
     const f = await fixture({ beforeRun: `sleep 300 & echo $! > '${pidFile}'; sleep 300`, timeoutMs: 300 });
     const started = Date.now();
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     const pid = await readPid(pidFile);
     leftovers.push(pid);
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'hook_timeout', hook: 'before_run' } });
@@ -330,7 +330,7 @@ describe('creating and reusing', () => {
   it('an abort during prepare kills the running hook instead of waiting for its timeout', async () => {
     const f = await fixture({ beforeRun: 'sleep 300', timeoutMs: 60_000 });
     const controller = new AbortController();
-    const pending = f.manager.prepare(issue('ABC-1'), null, controller.signal);
+    const pending = f.manager.prepare(issue('ABC-1'), 1, controller.signal);
     setTimeout(() => controller.abort(), 100);
     const prepared = await pending;
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'hook_failed', hook: 'before_run' } });
@@ -370,9 +370,9 @@ describe('hook environment and working directory', () => {
       baseEnv: { ...baseEnvWithSecrets(), [OWNER_ENV]: 'outer-tag' },
       ownerTag: 'tag-7',
     });
-    const prepared = await manager.prepare(issue('ABC-1'), null);
+    const prepared = await manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
-    await manager.afterRun(prepared.workspace.path, issue('ABC-1'), null);
+    await manager.afterRun(prepared.workspace.path, issue('ABC-1'), 1);
     await manager.remove('ABC-1', 'id-ABC-1');
     expect(await lines(log)).toEqual([
       'after_create tag-7',
@@ -382,11 +382,11 @@ describe('hook environment and working directory', () => {
     ]);
   });
 
-  it('a first run reports attempt 0 to hooks', async () => {
+  it('a first run reports attempt 1 to hooks, the number its run record and comment carry', async () => {
     const f = await fixture({ afterCreate: 'echo "$ORCHESTRATOR_ATTEMPT" > attempt' });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
-    expect(await fsp.readFile(path.join(prepared.workspace.path, 'attempt'), 'utf8')).toBe('0\n');
+    expect(await fsp.readFile(path.join(prepared.workspace.path, 'attempt'), 'utf8')).toBe('1\n');
   });
 
   it('every hook run is reported to onHook with its name and the issue', async () => {
@@ -396,9 +396,9 @@ describe('hook environment and working directory', () => {
       afterRun: 'true',
       beforeRemove: 'true',
     });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
-    await f.manager.afterRun(prepared.workspace.path, issue('ABC-1'), null);
+    await f.manager.afterRun(prepared.workspace.path, issue('ABC-1'), 1);
     await f.manager.remove('ABC-1', 'id-ABC-1');
     expect(f.events.map((e) => [e.hook, e.issueIdentifier, e.result.ok])).toEqual([
       ['after_create', 'ABC-1', true],
@@ -418,21 +418,21 @@ describe('hook environment and working directory', () => {
         throw new Error('observer bug');
       },
     });
-    expect((await manager.prepare(issue('ABC-1'), null)).ok).toBe(true);
+    expect((await manager.prepare(issue('ABC-1'), 1)).ok).toBe(true);
   });
 });
 
 describe('afterRun', () => {
   it('no after_run hook gives null, not a fake result', async () => {
     const f = await fixture();
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
-    expect(await f.manager.afterRun(prepared.workspace.path, issue('ABC-1'), null)).toBeNull();
+    expect(await f.manager.afterRun(prepared.workspace.path, issue('ABC-1'), 1)).toBeNull();
   });
 
   it('an after_run failure is returned, not thrown', async () => {
     const f = await fixture({ afterRun: 'echo cleanup failed; exit 5' });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
     const result = await f.manager.afterRun(prepared.workspace.path, issue('ABC-1'), 1);
     expect(result).toMatchObject({ ok: false, exitCode: 5, timedOut: false, output: 'cleanup failed\n' });
@@ -440,7 +440,7 @@ describe('afterRun', () => {
 
   it('an after_run timeout is returned as a timed-out result, not thrown', async () => {
     const f = await fixture({ afterRun: 'sleep 300', timeoutMs: 200 });
-    const prepared = await f.manager.prepare(issue('ABC-1'), null);
+    const prepared = await f.manager.prepare(issue('ABC-1'), 1);
     if (!prepared.ok) throw prepared.error;
     const result = await f.manager.afterRun(prepared.workspace.path, issue('ABC-1'), 1);
     expect(result).toMatchObject({ ok: false, timedOut: true });
@@ -448,7 +448,7 @@ describe('afterRun', () => {
 
   it('after_run is not run in a directory outside the root', async () => {
     const f = await fixture({ afterRun: 'touch ran-here' });
-    const result = await f.manager.afterRun(f.outside, issue('ABC-1'), null);
+    const result = await f.manager.afterRun(f.outside, issue('ABC-1'), 1);
     expect(result).toMatchObject({ ok: false, exitCode: null });
     expect(await listTree(f.outside)).toEqual(['precious.txt']);
   });
@@ -459,7 +459,7 @@ describe('remove', () => {
     const base = await tempDir();
     const seen = path.join(base, 'seen');
     const f = await fixture({ afterCreate: 'touch keep.txt', beforeRemove: `ls > '${seen}'` });
-    await f.manager.prepare(issue('ABC-1'), null);
+    await f.manager.prepare(issue('ABC-1'), 1);
     const removed = await f.manager.remove('ABC-1', 'id-ABC-1');
     expect(removed).toEqual({ removed: true, error: null });
     expect(await lines(seen)).toEqual(['keep.txt']);
@@ -468,7 +468,7 @@ describe('remove', () => {
 
   it('a failing before_remove hook does not stop the deletion', async () => {
     const f = await fixture({ beforeRemove: 'echo cannot; exit 1' });
-    await f.manager.prepare(issue('ABC-1'), null);
+    await f.manager.prepare(issue('ABC-1'), 1);
     expect(await f.manager.remove('ABC-1')).toEqual({ removed: true, error: null });
     expect(await exists(path.join(f.root, 'ABC-1'))).toBe(false);
     expect(f.events.map((e) => [e.hook, e.result.exitCode])).toEqual([['before_remove', 1]]);
@@ -476,7 +476,7 @@ describe('remove', () => {
 
   it('a timed-out before_remove hook does not stop the deletion', async () => {
     const f = await fixture({ beforeRemove: 'sleep 300', timeoutMs: 200 });
-    await f.manager.prepare(issue('ABC-1'), null);
+    await f.manager.prepare(issue('ABC-1'), 1);
     expect(await f.manager.remove('ABC-1')).toEqual({ removed: true, error: null });
   });
 
@@ -488,8 +488,8 @@ describe('remove', () => {
 
   it('removal leaves the root and the other workspaces in place', async () => {
     const f = await fixture();
-    await f.manager.prepare(issue('ABC-1'), null);
-    await f.manager.prepare(issue('ABC-2'), null);
+    await f.manager.prepare(issue('ABC-1'), 1);
+    await f.manager.prepare(issue('ABC-2'), 1);
     await f.manager.remove('ABC-1');
     expect(await f.manager.existingKeys()).toEqual(['ABC-2']);
   });
@@ -503,8 +503,8 @@ describe('existingKeys', () => {
 
   it('only workspace directories are listed: files, symlinks and foreign names are not', async () => {
     const f = await fixture();
-    await f.manager.prepare(issue('ABC-2'), null);
-    await f.manager.prepare(issue('ABC-1'), null);
+    await f.manager.prepare(issue('ABC-2'), 1);
+    await f.manager.prepare(issue('ABC-1'), 1);
     await fsp.writeFile(path.join(f.root, 'stray-file'), '');
     await fsp.symlink(f.outside, path.join(f.root, 'link-to-dir'));
     await fsp.mkdir(path.join(f.root, 'not a key'));
@@ -517,12 +517,12 @@ describe('one issue per workspace', () => {
     const f = await fixture({ afterCreate: 'echo "$ORCHESTRATOR_ISSUE_IDENTIFIER" > owner' });
     const paths: string[] = [];
     for (const identifier of ['A/B', 'A_B', 'A:B', 'A B']) {
-      const prepared = await f.manager.prepare(issue(identifier), null);
+      const prepared = await f.manager.prepare(issue(identifier), 1);
       if (!prepared.ok) throw prepared.error;
       paths.push(prepared.workspace.path);
     }
     expect(new Set(paths).size).toBe(4);
-    await f.manager.afterRun(paths[0] as string, issue('A/B'), null);
+    await f.manager.afterRun(paths[0] as string, issue('A/B'), 1);
     expect(await f.manager.remove('A/B', 'id-A/B')).toEqual({ removed: true, error: null });
     for (const [i, identifier] of ['A_B', 'A:B', 'A B'].entries()) {
       expect(await fsp.readFile(path.join(paths[i + 1] as string, 'owner'), 'utf8')).toBe(`${identifier}\n`);
@@ -531,20 +531,20 @@ describe('one issue per workspace', () => {
 
   it('a second issue with the same identifier cannot run in, or remove, a workspace in use (busy)', async () => {
     const f = await fixture();
-    const first = await f.manager.prepare(issue('DUP-1', 'one'), null);
+    const first = await f.manager.prepare(issue('DUP-1', 'one'), 1);
     if (!first.ok) throw first.error;
-    const second = await f.manager.prepare(issue('DUP-1', 'two'), null);
+    const second = await f.manager.prepare(issue('DUP-1', 'two'), 1);
     expect(second.ok ? null : second.error.kind).toBe('busy');
     expect(await f.manager.remove('DUP-1', 'two')).toMatchObject({ removed: false, error: { kind: 'busy' } });
     expect(await exists(first.workspace.path)).toBe(true);
-    await f.manager.afterRun(first.workspace.path, issue('DUP-1', 'one'), null);
-    expect((await f.manager.prepare(issue('DUP-1', 'two'), null)).ok).toBe(true);
+    await f.manager.afterRun(first.workspace.path, issue('DUP-1', 'one'), 1);
+    expect((await f.manager.prepare(issue('DUP-1', 'two'), 1)).ok).toBe(true);
   });
 
   it('a workspace whose before_run failed is free again for another issue', async () => {
     const f = await fixture({ beforeRun: 'exit 3' });
-    expect((await f.manager.prepare(issue('DUP-2', 'one'), null)).ok).toBe(false);
-    const other = await f.manager.prepare(issue('DUP-2', 'two'), null);
+    expect((await f.manager.prepare(issue('DUP-2', 'one'), 1)).ok).toBe(false);
+    const other = await f.manager.prepare(issue('DUP-2', 'two'), 1);
     expect(other.ok ? null : other.error.kind).toBe('hook_failed');
   });
 
@@ -563,7 +563,7 @@ describe('one issue per workspace', () => {
         return true;
       },
     });
-    const prepared = await manager.prepare(issue('owner/repo#9'), null);
+    const prepared = await manager.prepare(issue('owner/repo#9'), 1);
     if (!prepared.ok) throw prepared.error;
     expect(asked).toEqual([['id-owner/repo#9', path.join(root, 'owner_repo_9')]]);
     expect(prepared.workspace.createdNow).toBe(false);
@@ -578,12 +578,12 @@ describe('one issue per workspace', () => {
     await fsp.mkdir(path.join(root, 'A_B'), { recursive: true });
     await fsp.writeFile(path.join(root, 'A_B', 'theirs.txt'), 'A_B work');
     const manager = new WorkspaceManager({ root, hooks: noHooks(), baseEnv: {}, ownsLegacy: () => false });
-    const prepared = await manager.prepare(issue('A/B'), null);
+    const prepared = await manager.prepare(issue('A/B'), 1);
     if (!prepared.ok) throw prepared.error;
     expect(prepared.workspace.createdNow).toBe(true);
     expect(await fsp.readFile(path.join(root, 'A_B', 'theirs.txt'), 'utf8')).toBe('A_B work');
     // A_B itself still works in its own directory.
-    const own = await manager.prepare(issue('A_B'), null);
+    const own = await manager.prepare(issue('A_B'), 1);
     expect(own.ok ? own.workspace.path : null).toBe(path.join(root, 'A_B'));
   });
 });

@@ -65,7 +65,7 @@ describe('remote workspaces over a real sshd', () => {
       onHook: (event) => events.push({ hook: event.hook, result: event.result }),
     });
 
-    const prepared = await manager.prepare({ id: 'node-1', identifier: 'ISSUE-1' }, null);
+    const prepared = await manager.prepare({ id: 'node-1', identifier: 'ISSUE-1' }, 1);
     if (!prepared.ok) throw prepared.error;
     const workspace = path.join(fs.realpathSync(user.home), path.relative(user.home, root), 'ISSUE-1');
     expect(prepared.workspace).toEqual({ path: workspace, createdNow: true });
@@ -110,7 +110,7 @@ describe('remote workspaces over a real sshd', () => {
         root,
         hooks: noHooks({ afterCreate: 'true' }),
       });
-      const prepared = await manager.prepare({ id: 'node-2', identifier: 'ISSUE-2' }, null);
+      const prepared = await manager.prepare({ id: 'node-2', identifier: 'ISSUE-2' }, 1);
       expect(prepared.ok ? null : prepared.error.kind).toBe('host_unreachable');
     } finally {
       await stoppedHosts.close();

@@ -91,7 +91,7 @@ describe('remote workspaces: creation and reuse', () => {
     const f = await fixture({ afterCreate: 'pwd -P >> "$ORCHESTRATOR_WORKSPACE/../../created.log"' });
     expect(await exists(f.root)).toBe(false);
 
-    const first = await f.manager.prepare(issue('ISSUE-1'), null);
+    const first = await f.manager.prepare(issue('ISSUE-1'), 1);
     const second = await f.manager.prepare(issue('ISSUE-1'), 1);
 
     expect(first).toEqual({ ok: true, workspace: { path: path.join(f.root, 'ISSUE-1'), createdNow: true } });
@@ -105,7 +105,7 @@ describe('remote workspaces: creation and reuse', () => {
 
   it('concurrent prepares of one issue create it once', async () => {
     const f = await fixture({ afterCreate: 'echo x >> ../../created.log' });
-    const results = await Promise.all([1, 2, 3, 4].map(() => f.manager.prepare(issue('ISSUE-2'), null)));
+    const results = await Promise.all([1, 2, 3, 4].map(() => f.manager.prepare(issue('ISSUE-2'), 1)));
     const created = results.map((r) => (r.ok ? r.workspace.createdNow : null));
     expect(created.filter((c) => c === true)).toHaveLength(1);
     expect(created.filter((c) => c === false)).toHaveLength(3);
@@ -123,7 +123,7 @@ describe('remote workspaces: creation and reuse', () => {
       hooks: noHooks(),
     });
 
-    const prepared = await manager.prepare(issue('ISSUE-3'), null);
+    const prepared = await manager.prepare(issue('ISSUE-3'), 1);
 
     expect(prepared.ok && prepared.workspace.path).toBe(path.join(base, 'real-root', 'ISSUE-3'));
     expect(manager.pathFor('ISSUE-3')).toEqual({
@@ -135,7 +135,7 @@ describe('remote workspaces: creation and reuse', () => {
 
   it('a root with spaces, quotes, dollars and backticks is used literally (no quoting bugs)', async () => {
     const f = await fixture({ afterCreate: 'touch made-here' }, `r o'o"t $HOME \`id\` ;x`);
-    const prepared = await f.manager.prepare(issue('ISSUE-4'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-4'), 1);
     expect(prepared.ok).toBe(true);
     expect(await exists(path.join(f.root, 'ISSUE-4', 'made-here'))).toBe(true);
     expect(await f.manager.existingKeys()).toEqual(['ISSUE-4']);
@@ -145,7 +145,7 @@ describe('remote workspaces: creation and reuse', () => {
 
   it('a key that starts with a dash is a directory name, not an option', async () => {
     const f = await fixture();
-    const prepared = await f.manager.prepare(issue('-rf'), null);
+    const prepared = await f.manager.prepare(issue('-rf'), 1);
     expect(prepared.ok && prepared.workspace.path).toBe(path.join(f.root, '-rf'));
     expect(await f.manager.remove('-rf')).toEqual({ removed: true, error: null });
     expect(await listTree(f.base)).toEqual(['outside', 'outside/precious.txt', 'root']);
@@ -154,11 +154,11 @@ describe('remote workspaces: creation and reuse', () => {
   it('hostile identifiers never leave the root', async () => {
     const f = await fixture();
     for (const identifier of ['../../etc', '/etc/passwd', 'a/../../b', '..\\x', '..', '.']) {
-      const prepared = await f.manager.prepare(issue(identifier), null);
+      const prepared = await f.manager.prepare(issue(identifier), 1);
       expect(prepared.ok).toBe(true);
       if (prepared.ok) expect(path.dirname(prepared.workspace.path)).toBe(f.root);
     }
-    expect((await f.manager.prepare(issue(''), null)).ok).toBe(false);
+    expect((await f.manager.prepare(issue(''), 1)).ok).toBe(false);
     expect(await listTree(f.outside)).toEqual(['precious.txt']);
   });
 
@@ -166,7 +166,7 @@ describe('remote workspaces: creation and reuse', () => {
     const host = new LocalRemoteHost();
     for (const root of ['workspaces', '', '/', '//', '/tmp/..']) {
       const manager = new RemoteWorkspaceManager({ host, root, hooks: noHooks() });
-      const prepared = await manager.prepare(issue('ISSUE-5'), null);
+      const prepared = await manager.prepare(issue('ISSUE-5'), 1);
       expect(prepared.ok ? null : prepared.error.kind).toBe('escape');
       await expect(manager.existingKeys()).rejects.toMatchObject({ kind: 'escape' });
     }
@@ -178,7 +178,7 @@ describe('remote workspaces: creation and reuse', () => {
     await fsp.symlink('/', path.join(base, 'slash'));
     const host = new LocalRemoteHost({ loginDir: base });
     const manager = new RemoteWorkspaceManager({ host, root: path.join(base, 'slash'), hooks: noHooks() });
-    const prepared = await manager.prepare(issue('ISSUE-ROOT-TEST'), null);
+    const prepared = await manager.prepare(issue('ISSUE-ROOT-TEST'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('escape');
     expect(await exists('/ISSUE-ROOT-TEST')).toBe(false);
   });
@@ -187,7 +187,7 @@ describe('remote workspaces: creation and reuse', () => {
 describe('remote workspaces: hooks', () => {
   it('an after_create failure removes the new workspace and fails with its output', async () => {
     const f = await fixture({ afterCreate: 'touch half-done; echo clone failed >&2; exit 3' });
-    const prepared = await f.manager.prepare(issue('ISSUE-6'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-6'), 1);
 
     expect(prepared.ok).toBe(false);
     if (prepared.ok) return;
@@ -205,7 +205,7 @@ describe('remote workspaces: hooks', () => {
 
   it('a before_run failure keeps the workspace', async () => {
     const f = await fixture({ afterCreate: 'echo kept > state', beforeRun: 'echo not today; exit 1' });
-    const prepared = await f.manager.prepare(issue('ISSUE-7'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-7'), 1);
 
     expect(prepared.ok ? null : [prepared.error.kind, prepared.error.hook]).toEqual([
       'hook_failed',
@@ -265,14 +265,14 @@ describe('remote workspaces: hooks', () => {
       hooks: noHooks({ beforeRun: `printf %s "$${OWNER_ENV}"` }),
       ownerTag: 'tag-9',
     });
-    expect((await manager.prepare(issue('ISSUE-8'), null)).ok).toBe(true);
+    expect((await manager.prepare(issue('ISSUE-8'), 1)).ok).toBe(true);
     expect(host.runs.find((run) => run.script.startsWith('printf'))?.env[OWNER_ENV]).toBe('tag-9');
   });
 
   it('a hook that runs past its timeout fails with hook_timeout', async () => {
     const f = await fixture({ beforeRun: 'echo started; sleep 30', timeoutMs: 300 });
     const startedAt = Date.now();
-    const prepared = await f.manager.prepare(issue('ISSUE-9'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-9'), 1);
 
     expect(Date.now() - startedAt).toBeLessThan(10_000);
     expect(prepared.ok ? null : prepared.error.kind).toBe('hook_timeout');
@@ -284,7 +284,7 @@ describe('remote workspaces: hooks', () => {
 
   it('hook output is kept up to the hook output limit, with a note', async () => {
     const f = await fixture({ beforeRun: "head -c 300000 /dev/zero | tr '\\0' a" });
-    const prepared = await f.manager.prepare(issue('ISSUE-24'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-24'), 1);
     expect(prepared.ok).toBe(true);
     const output = f.events[0]?.result.output ?? '';
     expect(output.startsWith('a'.repeat(HOOK_OUTPUT_LIMIT_BYTES))).toBe(true);
@@ -297,7 +297,7 @@ describe('remote workspaces: hooks', () => {
     const f = await fixture({ beforeRun: 'sleep 30' });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const prepared = await f.manager.prepare(issue('ISSUE-10'), null, controller.signal);
+    const prepared = await f.manager.prepare(issue('ISSUE-10'), 1, controller.signal);
 
     expect(prepared.ok ? null : prepared.error.kind).toBe('hook_failed');
     expect(f.events[0]?.result.output).toContain('[hook aborted; its process group was killed]');
@@ -305,7 +305,7 @@ describe('remote workspaces: hooks', () => {
 
   it('after_run runs in a healthy workspace and reports a failure without throwing', async () => {
     const f = await fixture({ afterRun: 'echo "after $ORCHESTRATOR_ATTEMPT"; exit 2' });
-    const prepared = await f.manager.prepare(issue('ISSUE-11'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-11'), 1);
     if (!prepared.ok) throw prepared.error;
 
     const result = await f.manager.afterRun(prepared.workspace.path, issue('ISSUE-11'), 2);
@@ -315,7 +315,7 @@ describe('remote workspaces: hooks', () => {
 
   it('after_run is not run for a missing workspace, one outside the root, or a symlink', async () => {
     const f = await fixture({ afterRun: 'touch ran' });
-    const prepared = await f.manager.prepare(issue('ISSUE-12'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-12'), 1);
     if (!prepared.ok) throw prepared.error;
     await fsp.symlink(f.outside, path.join(f.root, 'ISSUE-LINK'));
 
@@ -327,7 +327,7 @@ describe('remote workspaces: hooks', () => {
       'relative/ISSUE-12',
     ];
     for (const workspace of cases) {
-      const result = await f.manager.afterRun(workspace, issue('ISSUE-12'), null);
+      const result = await f.manager.afterRun(workspace, issue('ISSUE-12'), 1);
       expect(result?.ok).toBe(false);
       expect(result?.output).toMatch(/^\[after_run not run: /);
     }
@@ -350,7 +350,7 @@ describe('remote workspaces: hooks', () => {
       root: path.join(base, 'root'),
       hooks: noHooks(),
     });
-    expect(await manager.prepare(issue('ISSUE-13'), null)).toMatchObject({
+    expect(await manager.prepare(issue('ISSUE-13'), 1)).toMatchObject({
       ok: true,
       workspace: { createdNow: true },
     });
@@ -376,7 +376,7 @@ describe('remote workspaces: hooks', () => {
       root: path.join(base, 'root'),
       hooks: noHooks(),
     });
-    const prepared = await manager.prepare(issue('ISSUE-14'), null);
+    const prepared = await manager.prepare(issue('ISSUE-14'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('io');
   });
 });
@@ -387,7 +387,7 @@ describe('remote workspaces: what sits at the path', () => {
     await fsp.mkdir(f.root);
     await fsp.symlink(f.outside, path.join(f.root, 'ISSUE-15'));
 
-    const prepared = await f.manager.prepare(issue('ISSUE-15'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-15'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('symlink');
     const removed = await f.manager.remove('ISSUE-15');
     expect(removed.removed).toBe(false);
@@ -402,7 +402,7 @@ describe('remote workspaces: what sits at the path', () => {
     const f = await fixture();
     await fsp.mkdir(f.root);
     await fsp.symlink(path.join(f.base, 'nowhere'), path.join(f.root, 'ISSUE-16'));
-    const prepared = await f.manager.prepare(issue('ISSUE-16'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-16'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('symlink');
     expect(await exists(path.join(f.base, 'nowhere'))).toBe(false);
   });
@@ -411,7 +411,7 @@ describe('remote workspaces: what sits at the path', () => {
     const f = await fixture();
     await fsp.mkdir(f.root);
     await fsp.writeFile(path.join(f.root, 'ISSUE-17'), 'not a dir');
-    const prepared = await f.manager.prepare(issue('ISSUE-17'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-17'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('conflict');
     expect((await f.manager.remove('ISSUE-17')).error?.kind).toBe('conflict');
     expect(await fsp.readFile(path.join(f.root, 'ISSUE-17'), 'utf8')).toBe('not a dir');
@@ -425,7 +425,7 @@ describe('remote workspaces: what sits at the path', () => {
       root: path.join(f.base, 'file', 'root'),
       hooks: noHooks(),
     });
-    const prepared = await manager.prepare(issue('ISSUE-18'), null);
+    const prepared = await manager.prepare(issue('ISSUE-18'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('io');
   });
 });
@@ -433,7 +433,7 @@ describe('remote workspaces: what sits at the path', () => {
 describe('remote workspaces: removal and listing', () => {
   it('remove runs before_remove in the workspace, then deletes it without following symlinks inside', async () => {
     const f = await fixture({ beforeRemove: 'pwd -P > ../../before-remove.log; exit 7' });
-    const prepared = await f.manager.prepare(issue('ISSUE-19', 'node-19'), null);
+    const prepared = await f.manager.prepare(issue('ISSUE-19', 'node-19'), 1);
     if (!prepared.ok) throw prepared.error;
     await fsp.symlink(f.outside, path.join(prepared.workspace.path, 'escape-hatch'));
 
@@ -458,7 +458,7 @@ describe('remote workspaces: removal and listing', () => {
     expect(await f.manager.existingKeys()).toEqual([]);
     const keys: string[] = [];
     for (const id of ['B-2', 'A-1', '.hidden', '..dots']) {
-      const prepared = await f.manager.prepare(issue(id), null);
+      const prepared = await f.manager.prepare(issue(id), 1);
       if (!prepared.ok) throw prepared.error;
       keys.push(path.basename(prepared.workspace.path));
     }
@@ -489,7 +489,7 @@ describe('remote workspaces: an unreachable host', () => {
       onHook: (event) => events.push(event.result),
     });
 
-    const prepared = await manager.prepare(issue('ISSUE-21'), null);
+    const prepared = await manager.prepare(issue('ISSUE-21'), 1);
     expect(prepared.ok).toBe(false);
     if (prepared.ok) return;
     expect(prepared.error.kind).toBe('host_unreachable');
@@ -501,7 +501,7 @@ describe('remote workspaces: an unreachable host', () => {
 
     await expect(manager.existingKeys()).rejects.toMatchObject({ kind: 'host_unreachable' });
 
-    const afterRun = await manager.afterRun('/srv/workspaces/ISSUE-21', issue('ISSUE-21'), null);
+    const afterRun = await manager.afterRun('/srv/workspaces/ISSUE-21', issue('ISSUE-21'), 1);
     expect(afterRun).toMatchObject({ ok: false, exitCode: null, timedOut: false });
     expect(afterRun?.output).toBe('[hook not run: connect ECONNREFUSED 10.0.0.9:22]');
     expect(events).toHaveLength(1);
@@ -523,7 +523,7 @@ describe('remote workspaces: an unreachable host', () => {
       onHook: (event) => events.push(event.result),
     });
 
-    const prepared = await manager.prepare(issue('ISSUE-22'), null);
+    const prepared = await manager.prepare(issue('ISSUE-22'), 1);
 
     expect(prepared.ok ? null : [prepared.error.kind, prepared.error.hook]).toEqual([
       'host_unreachable',
@@ -559,7 +559,7 @@ describe('remote workspaces: an unreachable host', () => {
       root: path.join(base, 'root'),
       hooks: noHooks({ beforeRun: 'echo hook-marker' }),
     });
-    const prepared = await manager.prepare(issue('ISSUE-23'), null);
+    const prepared = await manager.prepare(issue('ISSUE-23'), 1);
     expect(prepared.ok ? null : [prepared.error.kind, prepared.error.hook]).toEqual([
       'host_unreachable',
       'before_run',
@@ -579,7 +579,7 @@ describe('remote workspaces: an unreachable host', () => {
       root: path.join(base, 'root'),
       hooks: noHooks({ afterCreate: 'true' }),
     });
-    const prepared = await manager.prepare(issue('ISSUE-23'), null);
+    const prepared = await manager.prepare(issue('ISSUE-23'), 1);
     expect(prepared.ok ? null : prepared.error.kind).toBe('host_unreachable');
     expect(await exists(path.join(base, 'root', 'ISSUE-23'))).toBe(false);
   });

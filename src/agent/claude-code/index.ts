@@ -25,5 +25,14 @@ registerAgent('claude-code', {
     verificationContext: [],
     usageLimitRecognition: 'recognized',
     sessionResumeBlockedBy: resumeBlockedBy,
+    sandbox: {
+      kind: 'unprobeable',
+      whatToCheck:
+        "Claude Code runs Bash unsandboxed unless its settings turn sandbox.enabled on (the agent HOME's " +
+        "~/.claude/settings.json or the repository's .claude/settings.json); then on Linux it needs " +
+        'bubblewrap and socat, and a sandbox that cannot start only warns and runs commands unsandboxed ' +
+        'unless sandbox.failIfUnavailable is true. Check with /sandbox in an interactive claude run as the ' +
+        'service user, with its HOME',
+    },
   },
 });

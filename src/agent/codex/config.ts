@@ -15,6 +15,8 @@ export interface CodexConfig {
   configOverrides: Record<string, string | number | boolean>;
   /** Directory holding credentials to copy into the managed CODEX_HOME; null = none. */
   credentialsHome: string | null;
+  /** Folder the managed CODEX_HOMEs are made in; null = `$XDG_STATE_HOME/orchestrator/codex-homes`. */
+  homeRoot: string | null;
 }
 
 /** Parser of the `codex:` block. */
@@ -27,6 +29,7 @@ export const codexBlock = defineBlock(
     sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('workspace-write'),
     config: z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()])).default({}),
     credentials_home: z.string().min(1).optional(),
+    home_root: z.string().min(1).optional(),
   }),
   (v): CodexConfig => ({
     model: v.model ?? null,
@@ -35,5 +38,6 @@ export const codexBlock = defineBlock(
     sandbox: v.sandbox,
     configOverrides: v.config,
     credentialsHome: v.credentials_home ?? null,
+    homeRoot: v.home_root ?? null,
   }),
 );

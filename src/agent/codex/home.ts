@@ -43,20 +43,26 @@ function homeDir(env: Record<string, string>): string {
   return env.HOME !== undefined && env.HOME !== '' ? env.HOME : os.homedir();
 }
 
+/** A folder a block names, `~` meaning the environment's HOME. */
+function givenFolder(given: string, env: Record<string, string>): string {
+  if (given === '~') return homeDir(env);
+  if (given.startsWith('~/')) return path.join(homeDir(env), given.slice(2));
+  return path.resolve(given);
+}
+
 /** The folder credentials are copied from: the block's `credentials_home`, else CODEX_HOME, else ~/.codex. */
 export function sourceHome(config: CodexConfig, env: Record<string, string>): string {
-  const given = config.credentialsHome;
-  if (given !== null) {
-    if (given === '~') return homeDir(env);
-    if (given.startsWith('~/')) return path.join(homeDir(env), given.slice(2));
-    return path.resolve(given);
-  }
+  if (config.credentialsHome !== null) return givenFolder(config.credentialsHome, env);
   if (env.CODEX_HOME !== undefined && env.CODEX_HOME !== '') return path.resolve(env.CODEX_HOME);
   return path.join(homeDir(env), '.codex');
 }
 
-/** Where managed folders live: `$XDG_STATE_HOME/orchestrator/codex-homes`, by default under ~/.local/state. */
-export function managedRoot(env: Record<string, string>): string {
+/**
+ * Where managed folders live: the block's `home_root`, else
+ * `$XDG_STATE_HOME/orchestrator/codex-homes`, by default under ~/.local/state.
+ */
+export function managedRoot(env: Record<string, string>, homeRoot: string | null = null): string {
+  if (homeRoot !== null) return givenFolder(homeRoot, env);
   const state =
     env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== ''
       ? env.XDG_STATE_HOME
@@ -125,7 +131,16 @@ export function prepareManagedHome(input: HomeInput): HomeResult {
   const source = sourceHome(input.config, input.env);
   const missing = missingCredential(source, input.config, input.env);
   if (missing !== null) return { ok: false, message: missing };
-  const home = path.join(managedRoot(input.env), setupHash(source, input));
+  return ensureManagedHome(input);
+}
+
+/**
+ * Makes the managed CODEX_HOME of this setup and refreshes its copies, without asking for a
+ * credential: the sandbox probe needs the folder sessions will use before any credential is used.
+ */
+export function ensureManagedHome(input: HomeInput): HomeResult {
+  const source = sourceHome(input.config, input.env);
+  const home = path.join(managedRoot(input.env, input.config.homeRoot), setupHash(source, input));
   if (path.resolve(home) === path.resolve(source)) return { ok: true, home, source };
   try {
     mkdirSync(home, { recursive: true, mode: 0o700 });

@@ -5,12 +5,14 @@
  * running total, settled once per turn; there is no cost field. Tool permissions:
  * `approval_policy` (default `never`) and `sandbox` pass through, and every
  * approval request the policy raises is declined at once, never left waiting.
+ * Its sandbox is probed before the first issue (`sandbox.ts`).
  */
 import { registerAgent } from '../registry.js';
 import { createCodexAdapter } from './adapter.js';
 import { CODEX_DEFAULT_COMMAND } from './command.js';
 import { codexBlock } from './config.js';
 import { CODEX_CREDENTIAL_ENV } from './home.js';
+import { probeCodexSandbox } from './sandbox.js';
 import { CODEX_USAGE_SOURCES } from './usage.js';
 
 registerAgent('codex', {
@@ -29,5 +31,7 @@ registerAgent('codex', {
     // instructions.
     verificationContext: ['all_tools', 'system_prompt'],
     usageLimitRecognition: 'recognized',
+    // `codex sandbox` runs a command the way sessions will: configured mode, managed home.
+    sandbox: { kind: 'probe', probe: probeCodexSandbox },
   },
 });

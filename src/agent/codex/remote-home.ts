@@ -2,6 +2,7 @@
  * The managed CODEX_HOME of a session on an SSH worker host. The setup is decided
  * here exactly as for a local session (the same source folder, credential check
  * and setup hash), but the folder lives on the host:
+ * `codex.home_root` (a leading `~` being the host's HOME), else
  * `${XDG_STATE_HOME:-$HOME/.local/state}/orchestrator/codex-homes/<setup>` as the
  * host sees those variables (the session env's own HOME / XDG_STATE_HOME when it
  * sets them, else the host login's), mode 700, made by one script that prints its
@@ -52,10 +53,13 @@ export function remoteHomeScript(): string {
   return [
     'set -e',
     'umask 077',
-    'if [ -n "${XDG_STATE_HOME:-}" ]; then __state=$XDG_STATE_HOME',
-    'elif [ -n "${HOME:-}" ]; then __state=$HOME/.local/state',
+    // `codex.home_root`, as written (a leading ~ is the host's HOME), else the state folder.
+    'if [ -n "${ORCH_CODEX_ROOT:-}" ]; then',
+    '  case $ORCH_CODEX_ROOT in "~") __root=$HOME;; "~/"*) __root=$HOME/${ORCH_CODEX_ROOT#"~/"};; *) __root=$ORCH_CODEX_ROOT;; esac',
+    'elif [ -n "${XDG_STATE_HOME:-}" ]; then __root=$XDG_STATE_HOME/orchestrator/codex-homes',
+    'elif [ -n "${HOME:-}" ]; then __root=$HOME/.local/state/orchestrator/codex-homes',
     "else echo 'neither XDG_STATE_HOME nor HOME is set on the host' >&2; exit 1; fi",
-    '__home=$__state/orchestrator/codex-homes/$ORCH_CODEX_SETUP',
+    '__home=$__root/$ORCH_CODEX_SETUP',
     'mkdir -p -- "$__home"',
     'chmod 700 -- "$__home"',
     'cd -- "$__home"',
@@ -82,6 +86,7 @@ export async function prepareRemoteHome(input: RemoteHomeInput): Promise<HomeRes
     message: `codex: cannot prepare the managed CODEX_HOME on ${input.host.name}: ${why}`,
   });
   const env: Record<string, string> = { ORCH_CODEX_SETUP: setupHash(source, input) };
+  if (input.config.homeRoot !== null) env.ORCH_CODEX_ROOT = input.config.homeRoot;
   for (const name of ['HOME', 'XDG_STATE_HOME'] as const) {
     const value = input.env[name];
     if (value !== undefined && value !== '') env[name] = value;

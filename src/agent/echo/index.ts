@@ -18,5 +18,6 @@ registerAgent('echo', {
     verificationContext: [],
     usageLimitRecognition: 'not_recognized',
     usageLimitNotRecognizedReason: 'the echo runtime has no provider and so no usage limit',
+    sandbox: { kind: 'none', reason: 'the echo runtime runs no tool commands' },
   },
 });

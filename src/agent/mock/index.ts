@@ -19,5 +19,9 @@ registerAgent('mock', {
     verificationContext: [],
     usageLimitRecognition: 'not_recognized',
     usageLimitNotRecognizedReason: 'the mock runtime has no provider and so no usage limit',
+    sandbox: {
+      kind: 'none',
+      reason: 'the mock runtime acts out directives from the prompt and runs no command a model chose',
+    },
   },
 });

@@ -41,7 +41,7 @@ export {
 } from './money.js';
 export { type RecordsRead, type SpendCounts, type SpendReading, spendReading } from './reading.js';
 export { RunUsage } from './run-usage.js';
-export { settleSpend, settleTurn } from './settle.js';
+export { settleSpend, settleSpendNow, settleTurn } from './settle.js';
 export {
   type AmountDeclaration,
   type AmountShape,

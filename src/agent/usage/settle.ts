@@ -42,6 +42,22 @@ export function settleSpend(
 }
 
 /**
+ * As `settleSpend` with a records source the adapter can read on the spot (a local
+ * file): `readRecords` runs only when the ledger needs the records, and a null read
+ * settles on the live figure alone, leaving the turn uncovered rather than free.
+ */
+export function settleSpendNow(
+  ledger: UsageLedger,
+  end: TurnEnd,
+  result: SpendReading | null,
+  spend: TurnSpend,
+  readRecords: () => RecordsRead | null,
+): Settlement {
+  const records = ledger.needsRecords(end, result) ? readRecords() : null;
+  return mark(ledger.settle(end, result, records), spend);
+}
+
+/**
  * Settles a turn whose evidence is all live (no records source) into the session's
  * usage (a `RunUsage` or `TurnEndUsage`); whether the model was reached is read from
  * `spend`. The session usage's new snapshot, or null when the settlement changed nothing.

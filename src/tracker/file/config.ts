@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssue } from '../../domain/diagnostic.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
+import { unknownKeyIssues } from '../../workflow/zod-issues.js';
 
 /** The file tracker's own settings. */
 export interface FileTrackerConfig {
@@ -19,21 +20,11 @@ export interface FileConfigResult {
   issues: ConfigIssue[];
 }
 
-const KNOWN_KEYS = new Set(['path']);
+const KNOWN_KEYS = ['path'];
 
 /** Parses `settings.options` (the `file:` block); a relative path resolves against `settings.baseDir`. */
 export function parseFileConfig(settings: Pick<TrackerSettings, 'options' | 'baseDir'>): FileConfigResult {
-  const issues: ConfigIssue[] = [];
-  for (const key of Object.keys(settings.options)) {
-    if (!KNOWN_KEYS.has(key)) {
-      issues.push({
-        severity: 'warning',
-        code: 'config.unknown_key',
-        message: `unknown key "file.${key}"`,
-        path: ['file', key],
-      });
-    }
-  }
+  const issues: ConfigIssue[] = unknownKeyIssues(settings.options, KNOWN_KEYS, ['file']);
   const raw = settings.options.path;
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) {
     issues.push({

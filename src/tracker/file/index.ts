@@ -10,6 +10,10 @@ registerTracker('file', {
   requiresApiKey: false,
   requiresProject: false,
   validateConfig: (settings) => parseFileConfig(settings).issues,
+  localFiles(settings) {
+    const { config } = parseFileConfig(settings);
+    return config === null ? [] : [{ path: config.path, key: ['file', 'path'], what: 'the issues file' }];
+  },
   async create(settings) {
     const { config, issues } = parseFileConfig(settings);
     if (config === null) {

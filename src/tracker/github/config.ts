@@ -7,6 +7,7 @@
  */
 import type { ConfigIssue } from '../../domain/diagnostic.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
+import { closest } from '../../workflow/suggest.js';
 
 const PROJECT = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\/[A-Za-z0-9._-]+$/;
 
@@ -67,15 +68,8 @@ export function parseGithubConfig(settings: TrackerSettings): GithubConfigResult
       'project',
     ]);
   }
-  if (settings.apiKey === '') {
-    issues.push({
-      severity: 'warning',
-      code: 'github.api_key.hint',
-      message:
-        'the token is missing or resolved empty: set tracker.api_key to $GITHUB_TOKEN (a token that may read and write issues) and export it',
-      path: ['tracker', 'api_key'],
-    });
-  } else if (settings.apiKey.trim() === '') {
+  // An empty token is tracker.api_key.missing (or .empty, naming the variable): one error, said once.
+  if (settings.apiKey !== '' && settings.apiKey.trim() === '') {
     error('github.api_key.blank', 'tracker.api_key resolved to whitespace only; it must be a token', [
       'tracker',
       'api_key',
@@ -93,10 +87,11 @@ export function parseGithubConfig(settings: TrackerSettings): GithubConfigResult
   for (const [key, value] of Object.entries(settings.options)) {
     const field = BLOCK_KEYS[key];
     if (field === undefined) {
+      const hint = closest(key, Object.keys(BLOCK_KEYS));
       issues.push({
         severity: 'warning',
         code: 'config.unknown_key',
-        message: `unknown key "github.${key}"`,
+        message: `unknown key "github.${key}"${hint ? ` (did you mean "github.${hint}"?)` : ''}`,
         path: ['github', key],
       });
     } else if (value === null || value === undefined) {

@@ -4,12 +4,18 @@
  */
 import { TrackerError } from '../../domain/errors.js';
 import { registerTracker } from '../registry.js';
-import { checkGithubSettings, parseGithubConfig } from './config.js';
+import { checkGithubSettings, DEFAULT_ENDPOINT, parseGithubConfig } from './config.js';
 
 registerTracker('github', {
   requiresApiKey: true,
+  apiKeyHelp: 'set it to $GITHUB_TOKEN (a token that may read and write issues) and export that variable',
   requiresProject: true,
   validateConfig: checkGithubSettings,
+  async reach(settings, timeoutMs) {
+    const endpoint = parseGithubConfig(settings).config?.endpoint ?? DEFAULT_ENDPOINT;
+    const { reachGithub } = await import('./reach.js');
+    return reachGithub(endpoint, timeoutMs);
+  },
   async create(settings, context) {
     const { config, issues } = parseGithubConfig(settings);
     if (config === null) {

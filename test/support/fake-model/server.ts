@@ -42,6 +42,8 @@ export type FakeResponse =
       frameDelayMs?: number;
       /** Write this many frames, then keep the connection open and silent (a stalled stream). */
       holdAfterFrames?: number;
+      /** Line ending of the frames: `\n` by default; Google's API ends them with `\r\n`. */
+      lineEnding?: '\n' | '\r\n';
       headers?: Record<string, string>;
     }
   /** Accept the request and never answer. */
@@ -203,7 +205,7 @@ export class FakeModelServer {
         for (const [i, frame] of response.frames.slice(0, limit).entries()) {
           if (i > 0 && (response.frameDelayMs ?? 0) > 0) await sleep(response.frameDelayMs ?? 0);
           if (res.destroyed) return;
-          res.write(formatFrame(frame));
+          res.write(formatFrame(frame, response.lineEnding));
         }
         if (response.holdAfterFrames === undefined) {
           this.#open.delete(res);
@@ -246,7 +248,7 @@ function writeJson(
 }
 
 /** One SSE frame: `event:` line when named, one `data:` line, blank line. */
-export function formatFrame(frame: SseFrame): string {
+export function formatFrame(frame: SseFrame, eol: '\n' | '\r\n' = '\n'): string {
   const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
-  return `${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`;
+  return `${frame.event === undefined ? '' : `event: ${frame.event}${eol}`}data: ${data}${eol}${eol}`;
 }

@@ -45,7 +45,6 @@ describe('github config', () => {
     [{ project: 'acme' }, 'github.project.format'],
     [{ project: 'https://github.com/acme/widgets' }, 'github.project.format'],
     [{ apiKey: '   ' }, 'github.api_key.blank'],
-    [{ apiKey: '' }, 'github.api_key.hint'],
     [{ endpoint: 'ghe.acme.internal' }, 'github.endpoint.invalid'],
     [{ blockedState: 'Done' }, 'github.states.overlap'],
     [{ options: { max_pages: -1 } }, 'github.max_pages.invalid'],
@@ -54,6 +53,17 @@ describe('github config', () => {
     [{ options: { page_size: 5 } }, 'config.unknown_key'],
   ] as const)('%j is reported as %s', (over, code) => {
     expect(codes(over as Partial<TrackerSettings>)).toContain(code);
+  });
+
+  it('an empty token adds nothing here: the generic tracker.api_key.missing (or .empty) says it once', () => {
+    expect(codes({ apiKey: '' })).toEqual([]);
+    expect(parseGithubConfig(settings({ apiKey: '' })).config).toBeNull();
+  });
+
+  it('a misspelt github key gets a "did you mean"', () => {
+    expect(parseGithubConfig(settings({ options: { max_pagez: 3 } })).issues.map((i) => i.message)).toEqual([
+      'unknown key "github.max_pagez" (did you mean "github.max_pages"?)',
+    ]);
   });
 
   it('an Enterprise endpoint is used as the API base, without a trailing slash', () => {
@@ -95,12 +105,14 @@ describe('orchestrator validate on a github workflow', () => {
     expect([...byCode.keys()]).toEqual(
       expect.arrayContaining([
         'tracker.api_key.empty',
-        'github.api_key.hint',
         'github.project.format',
         'tracker.states.overlap',
         'github.states.overlap',
       ]),
     );
     expect(byCode.get('tracker.api_key.empty')).toContain('GITHUB_TOKEN');
+    expect(found.filter((d) => d.code.includes('api_key')).map((d) => d.code)).toEqual([
+      'tracker.api_key.empty',
+    ]);
   });
 });
