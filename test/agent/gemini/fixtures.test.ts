@@ -58,6 +58,15 @@ async function replay(lines: string[], exitCode: number, stderr: string[] = []):
 const shared = (file: string) => linesOf(path.join(SHARED_FIXTURES, file));
 const recording = (name: string) => linesOf(path.join(RECORDINGS, `${name}.jsonl`));
 const recordedStderr = (name: string) => linesOf(path.join(RECORDINGS, `${name}.stderr.txt`));
+/**
+ * The banner every run opens its stderr with (terminal warnings, the YOLO notice). A clean run's
+ * stderr is nothing else, so the tool case is not kept as a file of its own: it would be
+ * byte-identical to the public fixture of the same run. It is the opening of the 401 case's.
+ */
+const stderrBanner = () =>
+  recordedStderr('error-401').filter((_line, i, all) =>
+    all.slice(0, i + 1).every((l) => /^(Warning: |YOLO mode )/.test(l)),
+  );
 const recordedExit = (name: string) =>
   (JSON.parse(readFileSync(path.join(RECORDINGS, `${name}.meta.json`), 'utf8')) as { exitCode: number })
     .exitCode;
@@ -170,7 +179,8 @@ describe.skipIf(missing !== null)('public Gemini CLI transcripts through the ada
 
 describe('checked-in recordings of the pinned CLI through the adapter', () => {
   it('tool: completed, the shell call, exactly the served 313 in (127 cached) / 66 out', async () => {
-    const run = await replay(recording('tool'), recordedExit('tool'), recordedStderr('tool'));
+    const run = await replay(recording('tool'), recordedExit('tool'), stderrBanner());
+    expect(stderrBanner()).toHaveLength(4);
     const { result, error } = run.outcome;
     expect(error).toBeUndefined();
     expect(result.exitReason).toBe('turn_completed');
