@@ -7,34 +7,31 @@
  * declared credential variable), and OpenCode's `--format json` lines for fake
  * runtimes.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll } from 'vitest';
 import type { UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
-import { agentKind } from '../../../src/agent/registry.js';
 import type {
   AgentAdapter,
   AgentEvent,
-  AgentSession,
   AgentSettings,
   StartSessionParams,
 } from '../../../src/domain/agent.js';
-import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
-import { REPO_ROOT } from '../../support/cli.js';
+import {
+  adapterFor,
+  runSession as kitRunSession,
+  sharedFixturesMissing as missingFixtures,
+  type ParamsInput,
+  runTurn,
+  scratchDir,
+  sessionParams,
+} from '../../support/adapter-kit.js';
 import { OPENCODE_BIN, OPENCODE_MODEL } from './real-cli.js';
 
+export { SHARED_FIXTURES } from '../../support/adapter-kit.js';
 export { workspaceRoot } from '../contracts/builtin-stream.js';
 
-/** `../shared/fixtures` beside the repository (CI lays a copy there too). */
-export const SHARED_FIXTURES = path.resolve(REPO_ROOT, '..', 'shared', 'fixtures');
-
 /** null when the shared fixtures are present, else why fixture tests skip. */
-export function sharedFixturesMissing(): string | null {
-  return existsSync(path.join(SHARED_FIXTURES, 'opencode'))
-    ? null
-    : `the public transcripts are not at ${SHARED_FIXTURES} (../shared is absent)`;
-}
+export const sharedFixturesMissing = (): string | null => missingFixtures('opencode');
 
 export const AGENT: Omit<AgentSettings, 'command'> = {
   kind: 'opencode',
@@ -46,24 +43,9 @@ export const AGENT: Omit<AgentSettings, 'command'> = {
 /** The dummy key every real run carries, through a declared credential variable; the fake takes any. */
 export const DUMMY_KEY = 'sk-dummy-opencode-key';
 
-export function adapterOf(): AgentAdapter {
-  const adapter = agentKind('opencode')?.runtime?.factory();
-  if (adapter === undefined) throw new Error('opencode is not registered with a runtime');
-  return adapter;
-}
+export const adapterOf = (): AgentAdapter => adapterFor('opencode');
 
-/** Folders made here, removed after the test file that made them. */
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A fresh folder removed after the file. */
-export function scratchDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
+export { runTurn, scratchDir };
 
 /** An environment whose HOME and managed homes live in `root`. */
 export function isolatedEnv(root: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -76,63 +58,15 @@ export function isolatedEnv(root: string, extra: Record<string, string> = {}): R
   };
 }
 
-export interface ParamsInput {
-  ws: { root: string; workspace(): string };
-  command: string | null;
-  options?: Record<string, unknown>;
-  env?: Record<string, string>;
-  agent?: Partial<AgentSettings>;
-  resumeSessionId?: string | null;
-  workspacePath?: string;
-}
+export type { ParamsInput } from '../../support/adapter-kit.js';
 
 /** Session parameters with a fresh workspace (or the one given); managed homes under the root. */
-export function startParams(p: ParamsInput): StartSessionParams {
-  return {
-    workspacePath: p.workspacePath ?? p.ws.workspace(),
-    workspaceRoot: p.ws.root,
-    agent: { ...AGENT, command: p.command, ...p.agent },
-    options: p.options ?? {},
-    resumeSessionId: p.resumeSessionId ?? null,
-    env: p.env ?? isolatedEnv(path.join(p.ws.root, '.env-root')),
-  };
-}
+export const startParams = (p: ParamsInput): StartSessionParams =>
+  sessionParams(AGENT, p, () => isolatedEnv(path.join(p.ws.root, '.env-root')));
 
-/** Runs one turn, collecting its events; `onEvent` sees each as it arrives. */
-export async function runTurn(
-  adapter: AgentAdapter,
-  session: AgentSession,
-  prompt: string,
-  opts: { signal?: AbortSignal; onEvent?: (e: AgentEvent) => void } = {},
-): Promise<UsageRun> {
-  const events: AgentEvent[] = [];
-  const outcome = await adapter.runTurn(session, {
-    prompt,
-    issue: SAMPLE_ISSUE,
-    onEvent: (e) => {
-      events.push(e);
-      opts.onEvent?.(e);
-    },
-    signal: opts.signal ?? new AbortController().signal,
-  });
-  return { events, outcome };
-}
-
-/** Runs the prompts as consecutive turns of one session. */
-export async function runSession(
-  params: StartSessionParams,
-  prompts: readonly string[],
-): Promise<UsageRun[]> {
-  const adapter = adapterOf();
-  const session = await adapter.startSession(params);
-  const turns: UsageRun[] = [];
-  try {
-    for (const prompt of prompts) turns.push(await runTurn(adapter, session, prompt));
-  } finally {
-    await adapter.stopSession(session);
-  }
-  return turns;
-}
+/** Runs the prompts as consecutive turns of one new session. */
+export const runSession = (params: StartSessionParams, prompts: readonly string[]): Promise<UsageRun[]> =>
+  kitRunSession(adapterOf(), params, prompts);
 
 /**
  * The `opencode:` block of a real-CLI run: the fake model server as a provider on the
