@@ -65,8 +65,29 @@ export interface TrackerFixture {
   corrupt?(): Promise<void>;
   /** Sets an issue's state in the store behind the tracker's back (as an operator would); omit when the store cannot. */
   setStateDirectly?(id: string, state: string): Promise<void>;
+  /** Controls of the fake server behind a tracker that talks HTTP; omit for local stores. */
+  remote?: RemoteControls;
   /** Releases everything setup created. */
   cleanup(): Promise<void>;
+}
+
+/** What the suite needs of a fake tracker server to prove paging, bad records and HTTP failures. */
+export interface RemoteControls {
+  /** Requests the fake has answered so far (every method and path). */
+  requestCount(): number;
+  /** How many issues one page of the tracker's candidate listing holds (as the tracker asks for it). */
+  pageSize: number;
+  /** Adds `count` issues in the first active state behind the tracker's back; returns their ids as the tracker reports them. */
+  addCandidates(count: number): Promise<string[]>;
+  /** Stores the issue with a record the tracker must not accept (no title, or no state). */
+  malform(id: string): Promise<void>;
+  /**
+   * The next `count` requests answer `status`: 401 (bad credentials), 429 with `Retry-After:
+   * retryAfterS` (a rate limit), or a 5xx.
+   */
+  failNext(count: number, status: number, retryAfterS?: number): void;
+  /** Drops every failure still pending. */
+  heal(): void;
 }
 
 /** Builds a tracker over a seeded backing store (a file, a fake server, …). */
@@ -326,6 +347,72 @@ export function describeTrackerConformance(name: string, harness: TrackerHarness
         await expectTrackerError(tracker.transitionIssue(NO_ISSUE, 'Done'), 'tracker_not_found');
         await expectTrackerError(tracker.commentIssue(NO_ISSUE, 'hello'), 'tracker_not_found');
         await expectTrackerError(tracker.addLabel(NO_ISSUE, 'x'), 'tracker_not_found');
+      });
+    });
+
+    describe('over the network', () => {
+      function remote(ctx: { skip(): void }): RemoteControls | null {
+        if (fixture.remote === undefined) ctx.skip();
+        return fixture.remote ?? null;
+      }
+
+      it('candidates are read across three pages or more, each issue once', async (ctx) => {
+        const r = remote(ctx);
+        if (r === null) return;
+        const added = await r.addCandidates(2 * r.pageSize + 1);
+        const before = r.requestCount();
+        const candidates = await tracker.fetchCandidateIssues();
+        expect(ids(candidates)).toEqual(['id-1', 'id-2', ...added].sort());
+        expect(r.requestCount() - before).toBeGreaterThanOrEqual(3);
+      });
+
+      it('a malformed record is left out of a state read but fails a read by id', async (ctx) => {
+        const r = remote(ctx);
+        if (r === null) return;
+        await r.malform('id-1');
+        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-2']);
+        expect(ids(await tracker.fetchIssuesByStates(['Todo', 'In Progress']))).toEqual(['id-2']);
+        await expectTrackerError(tracker.fetchIssueById('id-1'), 'tracker_payload_error');
+      });
+
+      it('a 429 with Retry-After is waited out and the read completes', async (ctx) => {
+        const r = remote(ctx);
+        if (r === null) return;
+        r.failNext(1, 429, 1);
+        const started = Date.now();
+        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      });
+
+      it('bad credentials are tracker_auth_error', async (ctx) => {
+        const r = remote(ctx);
+        if (r === null) return;
+        r.failNext(50, 401);
+        await expectTrackerError(tracker.fetchCandidateIssues(), 'tracker_auth_error');
+      });
+
+      it('a server that keeps failing is a retryable error, and the next read after it recovers succeeds', async (ctx) => {
+        const r = remote(ctx);
+        if (r === null) return;
+        r.failNext(50, 503);
+        const error = await tracker.fetchCandidateIssues().then(
+          () => null,
+          (err: unknown) => err,
+        );
+        expect(error).toBeInstanceOf(TrackerError);
+        expect(['tracker_api_error', 'tracker_transport_error']).toContain((error as TrackerError).kind);
+        r.heal();
+        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
+      });
+
+      it('empty lists make no request', async (ctx) => {
+        const r = remote(ctx);
+        if (r === null) return;
+        const before = r.requestCount();
+        expect(await tracker.fetchIssuesByStates([])).toEqual([]);
+        expect(await tracker.fetchIssueStatesByIds([])).toEqual([]);
+        expect(await tracker.fetchIssueStatesByIdentifiers([])).toEqual([]);
+        expect(r.requestCount()).toBe(before);
       });
     });
 

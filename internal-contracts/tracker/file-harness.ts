@@ -61,6 +61,8 @@ export function fileTrackerHarness(format: FileHarnessFormat): TrackerHarness {
         apiKey: '',
         project: '',
         queryFilter: '',
+        assignee: null,
+        requiredLabels: [],
         activeStates: seed.activeStates,
         terminalStates: seed.terminalStates,
         handoffState: seed.handoffState,

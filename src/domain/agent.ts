@@ -153,6 +153,8 @@ export interface AgentSettings {
   readTimeoutMs: number;
   /** 0 disables. */
   stallTimeoutMs: number;
+  /** Added CPU niceness of a local agent process (`agent.nice`); absent = 0, the service's own priority. */
+  niceness?: number;
 }
 
 export interface StartSessionParams {

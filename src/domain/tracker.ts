@@ -41,6 +41,13 @@ export interface TrackerSettings {
   apiKey: string;
   project: string;
   queryFilter: string;
+  /** Route only issues assigned to this user (`me` = the token's own user); null = anyone's. */
+  assignee: string | null;
+  /**
+   * Labels an issue must all carry to be dispatched or continued, trimmed and lowercased; a
+   * blank one (kept as "") matches nothing. The orchestrator applies them, not the tracker.
+   */
+  requiredLabels: string[];
   activeStates: string[];
   terminalStates: string[];
   /** null = not configured. */

@@ -168,6 +168,7 @@ export async function runWorker(
         turnTimeoutMs: config.agent.turnTimeoutMs,
         readTimeoutMs: config.agent.readTimeoutMs,
         stallTimeoutMs: config.agent.stallTimeoutMs,
+        niceness: config.agent.niceness,
       },
       options: config.agentOptions,
       resumeSessionId: job.resumeSessionId,

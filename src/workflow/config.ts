@@ -33,6 +33,8 @@ export interface AgentConfig {
   readTimeoutMs: number;
   /** 0 disables stall detection. */
   stallTimeoutMs: number;
+  /** CPU niceness added to local agent processes (0–19). */
+  niceness: number;
   maxConcurrentAgents: number;
   maxTurns: number;
   maxRetryBackoffMs: number;
@@ -171,6 +173,8 @@ export function buildServiceConfig(
     apiKey: resolve(t.api_key, ['tracker', 'api_key'], expandAll, true).trim(),
     project: resolve(t.project, ['tracker', 'project'], expandTargeted, true).trim(),
     queryFilter: resolve(t.query_filter, ['tracker', 'query_filter'], expandTargeted).trim(),
+    assignee: optionalState(t.assignee, 'assignee'),
+    requiredLabels: t.required_labels.map((label) => label.trim().toLowerCase()),
     activeStates: t.active_states,
     terminalStates: t.terminal_states,
     handoffState: optionalState(t.handoff_state, 'handoff_state'),
@@ -186,6 +190,7 @@ export function buildServiceConfig(
     },
   };
   issues.push(...stateRules(tracker, trackerKind === ''));
+  issues.push(...blankLabels(tracker.requiredLabels));
   if (!ctx.overridden.has('tracker.api_key')) {
     const literal = literalToken(t.api_key);
     if (literal !== null) issues.push(literal);
@@ -258,6 +263,7 @@ export function buildServiceConfig(
       turnTimeoutMs: fm.agent.turn_timeout_ms,
       readTimeoutMs: fm.agent.read_timeout_ms,
       stallTimeoutMs: fm.agent.stall_timeout_ms,
+      niceness: fm.agent.nice,
       maxConcurrentAgents: fm.agent.max_concurrent_agents,
       maxTurns: fm.agent.max_turns,
       maxRetryBackoffMs: fm.agent.max_retry_backoff_ms,
@@ -382,6 +388,23 @@ function literalToken(raw: string): ConfigIssue | null {
       'tracker.api_key holds the token itself, so anyone who can read WORKFLOW.md has it: write the name of an environment variable that holds it ($NAME) and export that variable',
     path: ['tracker', 'api_key'],
   };
+}
+
+/** A blank required label matches no label, so no issue could ever be dispatched. */
+function blankLabels(labels: readonly string[]): ConfigIssue[] {
+  return labels.flatMap((label, index) =>
+    label === ''
+      ? [
+          {
+            severity: 'warning' as const,
+            code: 'tracker.required_labels.blank',
+            message:
+              'tracker.required_labels holds a blank label, which no issue carries: no issue will be dispatched until it is removed',
+            path: ['tracker', 'required_labels', index],
+          },
+        ]
+      : [],
+  );
 }
 
 /** The rules that keep the state machine sane: no state both active and terminal, and so on. */

@@ -99,6 +99,10 @@ const trackerSchema = section({
   api_key: stringWithDefault(''),
   project: stringWithDefault(''),
   query_filter: stringWithDefault(''),
+  assignee: optionalString(),
+  required_labels: z
+    .preprocess(absentIfNull, z.array(z.preprocess((v) => (v === null ? '' : v), z.string())).optional())
+    .transform((v) => v ?? []),
   active_states: stateList(),
   terminal_states: stateList(),
   handoff_state: optionalString(),
@@ -154,6 +158,8 @@ export const frontMatterSchema = z
       turn_timeout_ms: int(3_600_000, { min: 0, zeroIsDefault: true }),
       read_timeout_ms: int(5_000, { min: 0, zeroIsDefault: true }),
       stall_timeout_ms: int(300_000, { min: 0 }),
+      // Agents run below the service's CPU priority so its API and timers stay prompt while they boot.
+      nice: int(10, { min: 0, max: 19 }),
       max_concurrent_agents: int(10, { min: 0, zeroIsDefault: true }),
       max_turns: int(20, { min: 0, zeroIsDefault: true }),
       max_retry_backoff_ms: int(300_000, { min: 0, zeroIsDefault: true }),

@@ -88,6 +88,8 @@ try {
     apiKey: '',
     project: '',
     queryFilter: '',
+    assignee: null,
+    requiredLabels: [],
     activeStates: ['Todo', 'In Progress'],
     terminalStates: ['Done'],
     handoffState: 'Human Review',

@@ -26,6 +26,8 @@ export async function githubPoll(): Promise<void> {
       apiKey: fake.token,
       project: `${fake.owner}/${fake.repo}`,
       queryFilter: '',
+      assignee: null,
+      requiredLabels: [],
       activeStates: ['todo'],
       terminalStates: ['done'],
       handoffState: null,

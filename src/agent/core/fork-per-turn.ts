@@ -204,6 +204,7 @@ export class ForkPerTurnSession {
         args: [...target.args, ...hooks.buildArgs(ctx)],
         env,
         stdin: hooks.promptOnStdin ? { text: params.prompt } : 'ignore',
+        niceness: options.agent.niceness,
       });
       if (!spawned.ok) return stopped(spawned.kind, spawned.message);
       const proc = spawned.process;

@@ -502,6 +502,7 @@ export class PersistentSession {
       args: [...this.target.args, ...this.hooks.buildArgs()],
       env,
       stdin: 'pipe',
+      niceness: this.options.agent.niceness,
     });
     if (!spawned.ok) return spawned;
     const proc = spawned.process;

@@ -16,12 +16,14 @@ import { Octokit } from '@octokit/rest';
 import { TrackerError } from '../../domain/errors.js';
 import type { BlockerRef, Issue, IssueComment, ParentRef } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter } from '../../domain/tracker.js';
+import { rateLimitRetryMs } from '../http/retry-after.js';
 import { type ConditionalStats, conditionalFetch } from './conditional-fetch.js';
 import type { GithubTrackerConfig } from './config.js';
 import { classifyFailure, payloadError } from './errors.js';
 import {
   type GithubStates,
   type RawIssue,
+  readBlocker,
   readComments,
   readRawIssue,
   readRawIssues,
@@ -65,6 +67,8 @@ export class GithubTracker implements TrackerAdapter {
   private readonly terminal: Set<string>;
   private readonly stateLabels: Set<string>;
   private readonly warn: (message: string) => void;
+  /** A malformed record in a listing: left out of the result, with a warning naming it. */
+  private readonly leaveOut = (error: TrackerError) => this.warn(`${error.message}; that issue is left out`);
 
   constructor(
     private readonly config: GithubTrackerConfig,
@@ -102,6 +106,27 @@ export class GithubTracker implements TrackerAdapter {
         doNotRetry: [304, 400, 401, 403, 404, 410, 422, 429, 451],
       },
     } as unknown as ConstructorParameters<typeof Octokit>[0]);
+    // A plain 429 (no rate-limit headers the throttling plugin reads) is waited out by its Retry-After.
+    this.octokit.hook.wrap('request', async (request, requestOptions) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await request(requestOptions);
+        } catch (error) {
+          const response = (error as { status?: number; response?: { headers?: Record<string, unknown> } })
+            .response;
+          const waitMs = rateLimitRetryMs(
+            {
+              status: (error as { status?: number }).status ?? 0,
+              retryAfter: response?.headers?.['retry-after'] as string | undefined,
+            },
+            attempt,
+            { maxRetries: MAX_RATE_LIMIT_RETRIES, maxWaitMs: config.maxRateLimitWaitMs },
+          );
+          if (waitMs === null) throw error;
+          await new Promise((resolve) => setTimeout(resolve, waitMs));
+        }
+      }
+    });
   }
 
   async fetchCandidateIssues(): Promise<Issue[]> {
@@ -115,6 +140,7 @@ export class GithubTracker implements TrackerAdapter {
               direction: 'asc',
             }),
             what,
+            this.leaveOut,
           )
         : await this.search(what);
     const out: Issue[] = [];
@@ -150,6 +176,7 @@ export class GithubTracker implements TrackerAdapter {
         direction: 'asc',
       }),
       what,
+      this.leaveOut,
     );
     return raws
       .filter((raw) => !raw.isPullRequest && wanted.has(lower(stateOf(raw, this.states))))
@@ -361,11 +388,8 @@ export class GithubTracker implements TrackerAdapter {
       if (error instanceof TrackerError && error.kind === 'tracker_not_found') return [];
       throw error;
     }
-    return readRawIssues(items, what).map((raw) => ({
-      id: String(raw.number),
-      identifier: String(raw.number),
-      state: stateOf(raw, this.states),
-    }));
+    if (!Array.isArray(items)) throw payloadError(what, 'expected a list of issues');
+    return items.map((item) => readBlocker(item, what, this.states));
   }
 
   /** The parent issue; null when it has none or the server has no sub-issue API (404). */
@@ -395,7 +419,7 @@ export class GithubTracker implements TrackerAdapter {
       if (page.incomplete_results === true) this.warn(`${what}: the search answered with incomplete results`);
       items.push(...page.items);
     });
-    return readRawIssues(items, what);
+    return readRawIssues(items, what, this.leaveOut);
   }
 
   /** Every item of a listing endpoint, following Link headers up to the page cap. */

@@ -7,6 +7,8 @@
  * left out of `labels`. Pull requests come
  * back from the issues endpoints too and are never issues here.
  */
+
+import { TrackerError } from '../../domain/errors.js';
 import type { BlockerRef, Issue, IssueComment } from '../../domain/issue.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
 import { payloadError } from './errors.js';
@@ -78,9 +80,37 @@ export function readRawIssue(value: unknown, what: string): RawIssue {
 }
 
 /** Reads a list of issue objects. */
-export function readRawIssues(value: unknown, what: string): RawIssue[] {
+export function readRawIssues(
+  value: unknown,
+  what: string,
+  onMalformed?: (error: TrackerError) => void,
+): RawIssue[] {
   if (!Array.isArray(value)) throw payloadError(what, 'expected a list of issues');
-  return value.map((item) => readRawIssue(item, what));
+  if (onMalformed === undefined) return value.map((item) => readRawIssue(item, what));
+  // A listing survives one bad record: it is reported and left out, the rest are read.
+  const out: RawIssue[] = [];
+  for (const item of value) {
+    try {
+      out.push(readRawIssue(item, what));
+    } catch (error) {
+      if (!(error instanceof TrackerError)) throw error;
+      onMalformed(error);
+    }
+  }
+  return out;
+}
+
+/**
+ * Reads an issue that blocks another. Only its number and state matter, so one whose title is
+ * malformed still blocks: leaving it out would let the blocked issue run.
+ */
+export function readBlocker(value: unknown, what: string, states: GithubStates): BlockerRef {
+  const v = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+  const raw = readRawIssue(
+    v === null ? value : { ...v, title: typeof v.title === 'string' ? v.title : '' },
+    what,
+  );
+  return { id: String(raw.number), identifier: String(raw.number), state: stateOf(raw, states) };
 }
 
 /** Reads a list of comment objects. */

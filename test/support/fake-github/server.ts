@@ -39,6 +39,8 @@ export interface FakeIssue {
   pull: boolean;
   blockedBy: number[];
   parent: number | null;
+  /** Served without a title: a record a tracker must refuse. */
+  malformed?: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -53,7 +55,9 @@ export interface FakeRequest {
   at: number;
 }
 
-type Fault = { kind: 'status'; status: number; message: string } | { kind: 'secondary'; retryAfterS: number };
+type Fault =
+  | { kind: 'status'; status: number; message: string; retryAfterS?: number }
+  | { kind: 'secondary'; retryAfterS: number };
 
 interface FaultRule {
   match: (method: string, path: string) => boolean;
@@ -169,8 +173,24 @@ export class FakeGithub {
   // ---------------------------------------------------------------- faults
 
   /** The next `times` requests matching answer `status` (a 5xx by default). */
-  failNext(times: number, status = 502, match: (method: string, path: string) => boolean = () => true): void {
-    this.faults.push({ match, remaining: times, fault: { kind: 'status', status, message: 'Server Error' } });
+  failNext(
+    times: number,
+    status = 502,
+    match: (method: string, path: string) => boolean = () => true,
+    retryAfterS?: number,
+  ): void {
+    const message =
+      status === 401 ? 'Bad credentials' : status === 429 ? 'Too Many Requests' : 'Server Error';
+    this.faults.push({
+      match,
+      remaining: times,
+      fault: { kind: 'status', status, message, ...(retryAfterS === undefined ? {} : { retryAfterS }) },
+    });
+  }
+
+  /** Drops every fault still pending. */
+  heal(): void {
+    this.faults.length = 0;
   }
 
   /** The next `times` matching requests hit a secondary rate limit with Retry-After. */
@@ -240,7 +260,13 @@ export class FakeGithub {
           false,
         );
       } else {
-        send(rule.fault.status, { message: rule.fault.message, documentation_url: DOCS }, {}, false);
+        const retryAfter = rule.fault.retryAfterS;
+        send(
+          rule.fault.status,
+          { message: rule.fault.message, documentation_url: DOCS },
+          retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) },
+          false,
+        );
       }
       return;
     }
@@ -475,7 +501,7 @@ export class FakeGithub {
     return {
       id: 10_000 + i.number,
       number: i.number,
-      title: i.title,
+      title: i.malformed === true ? null : i.title,
       body: i.body,
       state: i.state,
       state_reason: i.state_reason,

@@ -13,6 +13,8 @@ function settings(options: Record<string, unknown>): TrackerSettings {
     apiKey: '',
     project: '',
     queryFilter: '',
+    assignee: null,
+    requiredLabels: [],
     activeStates: [],
     terminalStates: [],
     handoffState: null,

@@ -13,6 +13,8 @@ function settings(over: Partial<TrackerSettings> = {}): TrackerSettings {
     apiKey: 'ghp_x',
     project: 'acme/widgets',
     queryFilter: '',
+    assignee: null,
+    requiredLabels: [],
     activeStates: ['todo'],
     terminalStates: ['done'],
     handoffState: 'review',

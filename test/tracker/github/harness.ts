@@ -21,6 +21,9 @@ import type {
 } from '../../../internal-contracts/tracker/conformance.js';
 import { type FakeGithub, startFakeGithub } from '../../support/fake-github/server.js';
 
+/** Issues per page the GitHub tracker asks for. */
+const GITHUB_PAGE_SIZE = 100;
+
 /** Settings for a tracker over `fake` with the given states and block. */
 export function githubSettings(
   fake: FakeGithub,
@@ -37,6 +40,8 @@ export function githubSettings(
     apiKey: fake.token,
     project: `${fake.owner}/${fake.repo}`,
     queryFilter,
+    assignee: null,
+    requiredLabels: [],
     ...states,
     options: { min_write_interval_ms: 0, ...options },
     baseDir: '/',
@@ -164,6 +169,23 @@ export const githubHarness: TrackerHarness = {
       },
       async corrupt() {
         fake.corrupt = true;
+      },
+      remote: {
+        requestCount: () => fake.requests.length,
+        pageSize: GITHUB_PAGE_SIZE,
+        async addCandidates(count) {
+          const added: string[] = [];
+          for (let i = 0; i < count; i++)
+            added.push(
+              String(fake.addIssue({ title: `more ${i}`, labels: [seed.activeStates[0] as string] })),
+            );
+          return added;
+        },
+        async malform(id) {
+          fake.issue(numberOf.get(id) as number).malformed = true;
+        },
+        failNext: (count, status, retryAfterS) => fake.failNext(count, status, () => true, retryAfterS),
+        heal: () => fake.heal(),
       },
       async cleanup() {
         await fake.close();

@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { getPriority, setPriority } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { ProcessExit } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES, type LineResult, splitLines } from './lines.js';
@@ -35,6 +36,11 @@ export interface SpawnAgentProcessParams {
   maxLineBytes?: number;
   /** Bounds of the kept stderr. */
   stderr?: BoundedStderrOptions;
+  /**
+   * Added to the agent's CPU niceness (0–19; 0 or absent = the service's own priority). Set
+   * right after the exec, before the agent starts anything, so its whole tree inherits it.
+   */
+  niceness?: number;
 }
 
 export type SpawnFailureCode = 'not_found' | 'not_executable' | 'bad_cwd' | 'spawn_failed' | 'unreachable';
@@ -123,15 +129,17 @@ export async function spawnAgentProcess(params: SpawnAgentProcessParams): Promis
 
   let child: ChildProcess;
   try {
-    child = await agentStarts.run(() =>
-      spawn(params.command, [...params.args], {
+    child = await agentStarts.run(() => {
+      const started = spawn(params.command, [...params.args], {
         cwd: params.cwd,
         env: { ...params.env },
         detached: true,
         stdio: [params.stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         windowsHide: true,
-      }),
-    );
+      });
+      lowerPriority(started.pid, params.niceness ?? 0);
+      return started;
+    });
   } catch (error) {
     return {
       ok: false,
@@ -153,6 +161,20 @@ export async function spawnAgentProcess(params: SpawnAgentProcessParams): Promis
     return classifySpawnError(params, started);
   }
   return { ok: true, process: new ChildAgentProcess(child, child.pid, exited, params) };
+}
+
+/**
+ * Runs the agent below the service's CPU priority: while hundreds of agents boot, the service
+ * must still answer its API and timers promptly (docs/performance.md, api-load). Raising one's
+ * own child's niceness needs no privilege; a failure (the child already gone) changes nothing.
+ */
+function lowerPriority(pid: number | undefined, niceness: number): void {
+  if (pid === undefined || niceness <= 0) return;
+  try {
+    setPriority(pid, Math.min(19, getPriority(0) + niceness));
+  } catch {
+    // Gone already: its exit is reported as usual.
+  }
 }
 
 class ChildAgentProcess implements AgentProcess {

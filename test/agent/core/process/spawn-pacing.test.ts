@@ -2,7 +2,7 @@
  * Agent starts are paced: `spawn` blocks the event loop until the child has exec'd (tens of
  * milliseconds on a loaded machine), so a tick that starts hundreds of agents must neither spawn
  * them in one loop turn nor back to back: after a start that blocked for d ms the next waits
- * 3 × d ms, and HTTP requests and timers run in between. Loop turns are counted by a
+ * 8 × d ms, and HTTP requests and timers run in between. Loop turns are counted by a
  * setImmediate chain, which advances once per turn of the event loop.
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -78,13 +78,13 @@ describe('spawn pacing', () => {
     }
   });
 
-  it('after a start that blocked for d ms, the next waits 3 × d ms', async () => {
+  it('after a start that blocked for d ms, the next waits 8 × d ms', async () => {
     const { pacer, start, sleeps, startsAtMs } = fakePacer([20, 40, 0]);
     const results = await Promise.all([pacer.run(start), pacer.run(start), pacer.run(start)]);
     expect(results).toEqual([1, 2, 3]);
-    expect(sleeps).toEqual([60, 120]);
-    // Each start begins three blocks' worth after the previous one ended.
-    expect(startsAtMs).toEqual([1_000, 1_000 + 20 + 60, 1_000 + 20 + 60 + 40 + 120]);
+    expect(sleeps).toEqual([160, 320]);
+    // Each start begins eight blocks' worth after the previous one ended.
+    expect(startsAtMs).toEqual([1_000, 1_000 + 20 + 160, 1_000 + 20 + 160 + 40 + 320]);
   });
 
   it('quick starts (an idle machine) are not paused, and a pause has a ceiling', async () => {

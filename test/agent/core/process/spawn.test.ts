@@ -30,6 +30,15 @@ process.stdin.on('end', () => { console.log('length ' + n); });`,
   scratch.script('exit127.cjs', 'process.exit(127);');
   scratch.script('exit2.cjs', "process.stderr.write('boom\\n'); process.exit(2);");
   scratch.script('linger.cjs', "console.log('ready'); setInterval(() => {}, 1000);");
+  // Prints its own niceness and then a child's, read from /proc (field 19 of stat).
+  scratch.script(
+    'niceness.cjs',
+    `const { readFileSync } = require('node:fs');
+const { spawnSync } = require('node:child_process');
+const nice = (pid) => Number(readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1].split(' ')[16]);
+const child = spawnSync('/bin/sh', ['-c', 'cat /proc/$$/stat'], { encoding: 'utf8' }).stdout;
+console.log(JSON.stringify({ own: nice(process.pid), child: Number(child.split(') ')[1].split(' ')[16]) }));`,
+  );
 });
 
 afterAll(async () => {
@@ -82,6 +91,21 @@ describe('spawnAgentProcess: starting', () => {
     agent.killGroup();
     expect(await agent.exited).toEqual({ exitCode: null, signal: 'SIGKILL' });
     expect(agent.groupAlive()).toBe(false);
+  });
+
+  it('the agent and what it starts run at the added niceness; none added leaves the service priority', async () => {
+    const own = (await import('node:os')).getPriority(0);
+    const niceness = async (added: number | undefined) => {
+      const agent = await start({
+        ...nodeParams(path.join(scratch.dir, 'niceness.cjs'), scratch.dir),
+        niceness: added,
+      });
+      const [json] = await readUntil(stdoutOf(agent), /^\{.*\}$/);
+      return JSON.parse(json) as { own: number; child: number };
+    };
+    expect(await niceness(7)).toEqual({ own: Math.min(19, own + 7), child: Math.min(19, own + 7) });
+    expect(await niceness(undefined)).toEqual({ own, child: own });
+    expect(await niceness(0)).toEqual({ own, child: own });
   });
 
   it("the orchestrator's own environment does not leak into the agent, and cwd is honoured", async () => {
