@@ -76,6 +76,23 @@ export class WorkspaceGit {
     };
   }
 
+  /**
+   * The work tree's changes against HEAD, new files included (marked intent-to-add first, so
+   * they show as additions; ignored files stay out), cut at `maxBytes`.
+   */
+  async diff(maxBytes: number): Promise<GitResult<{ text: string; bytes: number; truncated: boolean }>> {
+    const marked = await this.run(['add', '--intent-to-add', '--all', '--', '.']);
+    if (!marked.ok) return marked;
+    const hasHead = (await this.headSha()).ok;
+    const ran = await this.run(hasHead ? ['diff', '--no-color', 'HEAD', '--'] : ['diff', '--no-color', '--']);
+    if (!ran.ok) return ran;
+    const whole = Buffer.from(ran.value);
+    const truncated = whole.length > maxBytes;
+    // Cut on a character boundary: a partial UTF-8 sequence at the end is dropped.
+    const text = truncated ? whole.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') : ran.value;
+    return { ok: true, value: { text, bytes: whole.length, truncated } };
+  }
+
   /** Pushes HEAD to `branch` on `remote` with `token` as the password (never in argv, URL or config). */
   async push(remote: string, branch: string, token: string): Promise<GitResult<string>> {
     const askpass = createAskpass(token);

@@ -125,6 +125,21 @@ describe('workspace git', () => {
     expect(await ws.commitsBeyond('main')).toEqual({ ok: true, value: 1 });
   });
 
+  it('the review diff shows changed and new files against HEAD, and is cut at the cap', async () => {
+    const ws = new WorkspaceGit(workspace);
+    writeFileSync(path.join(workspace, 'README.md'), 'hello\nworld\n');
+    writeFileSync(path.join(workspace, 'new.txt'), 'fresh\n');
+    const whole = await ws.diff(1_000_000);
+    if (!whole.ok) throw new Error(whole.message);
+    expect(whole.value.truncated).toBe(false);
+    expect(whole.value.text).toContain('+world');
+    expect(whole.value.text).toContain('+++ b/new.txt');
+    const cut = await ws.diff(40);
+    if (!cut.ok) throw new Error(cut.message);
+    expect(cut.value).toMatchObject({ truncated: true, bytes: whole.value.bytes });
+    expect(Buffer.byteLength(cut.value.text)).toBeLessThanOrEqual(40);
+  });
+
   it('a wrong token is git_auth_failed, and the message does not carry it', async () => {
     const ws = new WorkspaceGit(workspace);
     const wrong = `${TOKEN}-wrong`;
