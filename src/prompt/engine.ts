@@ -58,3 +58,20 @@ export const RUNTIME_ENGINE = new Liquid({ ...BASE_OPTIONS, lenientIf: true });
  * `{% if issue.lables %}` is caught before it silently never fires.
  */
 export const STRICT_CONDITION_ENGINE = new Liquid({ ...BASE_OPTIONS, lenientIf: false });
+
+/**
+ * `slug`: the value as lowercase runs of letters and digits joined by `-` (`ENG-12: Fix it!`
+ * → `eng-12-fix-it`), for branch and file names; at most 60 characters, never ending in `-`.
+ */
+export function slugify(value: unknown): string {
+  return String(value ?? '')
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-+/, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+}
+
+for (const engine of [RUNTIME_ENGINE, STRICT_CONDITION_ENGINE]) engine.registerFilter('slug', slugify);

@@ -64,3 +64,15 @@ describe('self-review prompts', () => {
     expect(fixPrompt({ unreadable: '"verdict" must be "pass" or "iterate"' })).toContain('could not be read');
   });
 });
+
+describe('the slug filter', () => {
+  it('makes branch-safe words of any text, in templates too', async () => {
+    const { slugify, RUNTIME_ENGINE } = await import('../../src/prompt/engine.js');
+    expect(slugify('ENG-12: Fix the "parser"!')).toBe('eng-12-fix-the-parser');
+    expect(slugify('Crème brûlée / 東京')).toBe('creme-brulee-東京');
+    expect(slugify('--x--')).toBe('x');
+    expect(slugify(null)).toBe('');
+    expect(slugify('a'.repeat(59) + ' b')).toBe('a'.repeat(59));
+    expect(await RUNTIME_ENGINE.parseAndRender('agent/{{ id | slug }}', { id: 'ENG 7' })).toBe('agent/eng-7');
+  });
+});
