@@ -16,6 +16,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  type Stats,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -122,9 +123,9 @@ function readCapped(workspace: string, name: string, maxBytes: number): SignalRe
   }
 }
 
-function lstatOrNull(p: string): ReturnType<typeof lstatSync> | null {
+function lstatOrNull(p: string): Stats | null {
   try {
-    return lstatSync(p);
+    return lstatSync(p, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }

@@ -96,16 +96,23 @@ export async function runTurn(
   return { events, outcome };
 }
 
-/** Runs the prompts as consecutive turns of one session of `adapter`. */
+/**
+ * Runs the prompts as consecutive turns of one session of `adapter`; `beforeTurn(n)` runs
+ * before turn n (0-based), e.g. to lay down what a fake runtime's files hold by then.
+ */
 export async function runSession(
   adapter: AgentAdapter,
   params: StartSessionParams,
   prompts: readonly string[],
+  beforeTurn: (n: number) => void = () => undefined,
 ): Promise<UsageRun[]> {
   const session = await adapter.startSession(params);
   const turns: UsageRun[] = [];
   try {
-    for (const prompt of prompts) turns.push(await runTurn(adapter, session, prompt));
+    for (const [n, prompt] of prompts.entries()) {
+      beforeTurn(n);
+      turns.push(await runTurn(adapter, session, prompt));
+    }
   } finally {
     await adapter.stopSession(session);
   }

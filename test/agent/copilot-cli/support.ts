@@ -5,33 +5,32 @@
  * down a session journal (`session-state/<id>/events.jsonl`) where the adapter
  * looks for it, since a fake runtime writes only stdout.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll } from 'vitest';
 import type { UsageRun } from '../../../internal-contracts/agent/usage-reporting.js';
-import { agentKind } from '../../../src/agent/registry.js';
 import type {
   AgentAdapter,
   AgentEvent,
-  AgentSession,
   AgentSettings,
   StartSessionParams,
 } from '../../../src/domain/agent.js';
-import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
-import { REPO_ROOT } from '../../support/cli.js';
+import {
+  adapterFor,
+  runSession as kitRunSession,
+  sharedFixturesMissing as missingFixtures,
+  type ParamsInput,
+  runTurn,
+  scratchDir,
+  sessionParams,
+} from '../../support/adapter-kit.js';
 
+export type { ParamsInput } from '../../support/adapter-kit.js';
+export { SHARED_FIXTURES } from '../../support/adapter-kit.js';
 export { workspaceRoot } from '../contracts/builtin-stream.js';
-
-/** `../shared/fixtures` beside the repository (CI lays a copy there too). */
-export const SHARED_FIXTURES = path.resolve(REPO_ROOT, '..', 'shared', 'fixtures');
+export { runTurn };
 
 /** null when the shared Copilot fixtures are present, else why fixture tests skip. */
-export function sharedFixturesMissing(): string | null {
-  return existsSync(path.join(SHARED_FIXTURES, 'copilot'))
-    ? null
-    : `the public transcripts are not at ${SHARED_FIXTURES}/copilot (../shared is absent)`;
-}
+export const sharedFixturesMissing = (): string | null => missingFixtures('copilot');
 
 /** The recordings of the pinned CLI checked in beside these tests. */
 export const RECORDINGS = path.join(import.meta.dirname, 'recordings');
@@ -43,90 +42,24 @@ export const AGENT: Omit<AgentSettings, 'command'> = {
   stallTimeoutMs: 0,
 };
 
-export function adapterOf(): AgentAdapter {
-  const adapter = agentKind('copilot-cli')?.runtime?.factory();
-  if (adapter === undefined) throw new Error('copilot-cli is not registered with a runtime');
-  return adapter;
-}
+export const adapterOf = (): AgentAdapter => adapterFor('copilot-cli');
 
-/** Folders made by `copilotHomeDir`, removed after the test file that made them. */
-const homes: string[] = [];
-afterAll(() => {
-  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
-});
+/** A fresh, empty COPILOT_HOME, removed after the test file. */
+export const copilotHomeDir = (): string => scratchDir('copilot-home-');
 
-/** A fresh, empty COPILOT_HOME. */
-export function copilotHomeDir(): string {
-  const home = mkdtempSync(path.join(os.tmpdir(), 'copilot-home-'));
-  homes.push(home);
-  return home;
-}
-
-export interface ParamsInput {
-  ws: { root: string; workspace(): string };
-  command: string | null;
-  options?: Record<string, unknown>;
-  /** The whole environment; default PATH and a fresh COPILOT_HOME. */
-  env?: Record<string, string>;
-  agent?: Partial<AgentSettings>;
-  resumeSessionId?: string | null;
-  workspacePath?: string;
-}
-
-/** Session parameters with a fresh workspace (or the one given). */
-export function startParams(p: ParamsInput): StartSessionParams {
-  return {
-    workspacePath: p.workspacePath ?? p.ws.workspace(),
-    workspaceRoot: p.ws.root,
-    agent: { ...AGENT, command: p.command, ...p.agent },
-    options: p.options ?? {},
-    resumeSessionId: p.resumeSessionId ?? null,
-    env: p.env ?? { PATH: process.env.PATH ?? '', COPILOT_HOME: copilotHomeDir() },
-  };
-}
-
-/** Runs one turn, collecting its events; `onEvent` sees each as it arrives. */
-export async function runTurn(
-  adapter: AgentAdapter,
-  session: AgentSession,
-  prompt: string,
-  opts: { signal?: AbortSignal; onEvent?: (e: AgentEvent) => void } = {},
-): Promise<UsageRun> {
-  const events: AgentEvent[] = [];
-  const outcome = await adapter.runTurn(session, {
-    prompt,
-    issue: SAMPLE_ISSUE,
-    onEvent: (e) => {
-      events.push(e);
-      opts.onEvent?.(e);
-    },
-    signal: opts.signal ?? new AbortController().signal,
-  });
-  return { events, outcome };
-}
+/** Session parameters with a fresh workspace (or the one given); default env: PATH and a fresh COPILOT_HOME. */
+export const startParams = (p: ParamsInput): StartSessionParams =>
+  sessionParams(AGENT, p, () => ({ PATH: process.env.PATH ?? '', COPILOT_HOME: copilotHomeDir() }));
 
 /**
  * Runs the prompts as consecutive turns of one new session; `beforeTurn(n)` runs
  * before turn n (0-based), e.g. to lay down what the runtime's files hold by then.
  */
-export async function runSession(
+export const runSession = (
   params: StartSessionParams,
   prompts: readonly string[],
-  beforeTurn: (n: number) => void = () => undefined,
-): Promise<UsageRun[]> {
-  const adapter = adapterOf();
-  const session = await adapter.startSession(params);
-  const turns: UsageRun[] = [];
-  try {
-    for (const [n, prompt] of prompts.entries()) {
-      beforeTurn(n);
-      turns.push(await runTurn(adapter, session, prompt));
-    }
-  } finally {
-    await adapter.stopSession(session);
-  }
-  return turns;
-}
+  beforeTurn?: (n: number) => void,
+): Promise<UsageRun[]> => kitRunSession(adapterOf(), params, prompts, beforeTurn);
 
 /** The events of one type. */
 export const ofType = <T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T) =>
