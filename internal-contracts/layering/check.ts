@@ -67,6 +67,7 @@ export const PRODUCT_FOLDERS: Readonly<Record<string, string>> = {
   github: 'src/tracker/github/',
   linear: 'src/tracker/linear/',
   jira: 'src/tracker/jira/',
+  gitlab: 'src/tracker/gitlab/',
 };
 
 /** Registry line files: their imports may name the adapter folders they register. */

@@ -16,6 +16,15 @@ export function kindCatalog(): KindCatalog {
     trackerKinds: trackerKindNames(),
     agentKinds: agentKindNames(),
     checkTracker: checkTrackerSettings,
+    trackerTraits: (name) => {
+      const kind = trackerKind(name);
+      if (kind === undefined) return undefined;
+      return {
+        ...(kind.apiKeyEnv !== undefined ? { apiKeyEnv: kind.apiKeyEnv } : {}),
+        ...(kind.defaultStates !== undefined ? { defaultStates: kind.defaultStates } : {}),
+        supportsAssignee: kind.supportsAssignee === true,
+      };
+    },
     trackerFiles: (settings) => trackerKind(settings.kind)?.localFiles?.(settings) ?? [],
     checkAgent: checkAgentSettings,
   };

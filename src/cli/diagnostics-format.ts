@@ -42,7 +42,8 @@ export function formatDiagnostics(
     return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel) ? rel : p;
   };
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  const warnings = diagnostics.length - errors;
+  const warnings = diagnostics.filter((d) => d.severity === 'warning').length;
+  const infos = diagnostics.length - errors - warnings;
   switch (format) {
     case 'text': {
       const lines = diagnostics.map((d) => {
@@ -50,7 +51,9 @@ export function formatDiagnostics(
         return `${where} ${d.severity} ${d.code}: ${d.message}`;
       });
       if (facts !== null) lines.push(`${shown(file)}: ${CONTINUATION_LINE[facts.continuationTurns]}`);
-      lines.push(`${shown(file)}: ${count(errors, 'error')}, ${count(warnings, 'warning')}`);
+      // Notes are counted only when there are some, so a plain file's summary reads as before.
+      const notes = infos > 0 ? `, ${count(infos, 'note')}` : '';
+      lines.push(`${shown(file)}: ${count(errors, 'error')}, ${count(warnings, 'warning')}${notes}`);
       return `${lines.join('\n')}\n`;
     }
     case 'json':
@@ -61,6 +64,7 @@ export function formatDiagnostics(
           valid: errors === 0,
           errors,
           warnings,
+          infos,
           diagnostics: diagnostics.map((d) => ({
             severity: d.severity,
             code: d.code,
@@ -81,7 +85,9 @@ export function formatDiagnostics(
           const props = [`file=${escapeProperty(shown(d.file))}`];
           if (d.line !== null) props.push(`line=${d.line}`, `col=${d.column ?? 1}`);
           props.push(`title=${escapeProperty(d.code)}`);
-          return `::${d.severity} ${props.join(',')}::${escapeData(d.message)}\n`;
+          // Actions has no `info` command; `notice` is its informational annotation.
+          const command = d.severity === 'info' ? 'notice' : d.severity;
+          return `::${command} ${props.join(',')}::${escapeData(d.message)}\n`;
         })
         .join('');
   }

@@ -108,6 +108,7 @@ export async function runRun(
       terminalStates: config.tracker.terminalStates,
       busyIds: new Set(),
       exhaustedIds: new Set(),
+      requiredLabels: config.tracker.requiredLabels,
     },
     {
       maxConcurrentAgents: config.agent.maxConcurrentAgents,

@@ -3,6 +3,7 @@
  * service would, renders the prompt against a sample issue, and prints every
  * diagnostic at once.
  */
+import { hasWarnings } from '../domain/diagnostic.js';
 import { loadWorkflow } from '../workflow/load.js';
 import { kindCatalog } from './catalog.js';
 import { formatDiagnostics, type OutputFormat } from './diagnostics-format.js';
@@ -13,7 +14,7 @@ export interface ValidateOptions {
   envFile?: string;
 }
 
-/** Runs validate and returns the exit code: 0 clean, 1 errors (or warnings under strict). */
+/** Runs validate and returns the exit code: 0 clean, 1 errors (or warnings under strict; notes never fail). */
 export function runValidate(
   workflowPath: string,
   options: ValidateOptions,
@@ -32,5 +33,5 @@ export function runValidate(
   const facts = result.ok ? { continuationTurns: result.workflow.template.continuation } : null;
   out(formatDiagnostics(options.format, workflowPath, diagnostics, process.cwd(), facts));
   if (!result.ok) return 1;
-  return options.strict && diagnostics.length > 0 ? 1 : 0;
+  return options.strict && hasWarnings(diagnostics) ? 1 : 0;
 }

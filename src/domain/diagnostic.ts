@@ -3,7 +3,11 @@
  * reports. Positions are 1-based and always point into the ORIGINAL file bytes.
  */
 
-export type Severity = 'error' | 'warning';
+/**
+ * `info` explains what the loader did with a key (read it under another name, inferred a value);
+ * it never fails `validate`, not even under `--strict`.
+ */
+export type Severity = 'error' | 'warning' | 'info';
 
 export interface Diagnostic {
   severity: Severity;
@@ -18,6 +22,11 @@ export interface Diagnostic {
   column: number | null;
   /** Dotted config path (`agent.max_turns`) when the diagnostic is about a key. */
   path?: string;
+}
+
+/** True when any diagnostic is a warning (what `validate --strict` refuses besides errors). */
+export function hasWarnings(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === 'warning');
 }
 
 /** True when any diagnostic is an error. */

@@ -80,7 +80,7 @@ export type SessionChange = 'changed' | 'unchanged' | 'unknown';
 export interface SessionEnd {
   exit: WorkerExit['type'];
   /** Why the orchestrator cancelled the session; null when it did not. */
-  cancelReason: 'terminal' | 'inactive' | 'missing' | 'shutdown' | null;
+  cancelReason: 'terminal' | 'inactive' | 'missing' | 'unlabelled' | 'shutdown' | null;
   /** The tracker state when the first turn started; null when no turn ran. */
   startState: string | null;
   /** The state read after the last turn; '' when the tracker no longer has the issue. */
@@ -97,8 +97,11 @@ export interface SessionEnd {
  */
 export function sessionChange(end: SessionEnd): SessionChange {
   if (end.moved) return 'changed';
+  // A lost required label stops the session without moving the issue: that tells nothing either.
   if (end.exit === 'cancelled')
-    return end.cancelReason === null || end.cancelReason === 'shutdown' ? 'unknown' : 'changed';
+    return end.cancelReason === null || end.cancelReason === 'shutdown' || end.cancelReason === 'unlabelled'
+      ? 'unknown'
+      : 'changed';
   if (end.startState === null) return 'unknown';
   if (end.endState === '' || end.endState.toLowerCase() !== end.startState.toLowerCase()) return 'changed';
   return end.exit === 'completed' ? 'unchanged' : 'unknown';

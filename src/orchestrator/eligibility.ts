@@ -4,6 +4,7 @@
  * the reason an operator reads is the reason the scheduler acted on.
  */
 import type { Issue } from '../domain/issue.js';
+import { missingLabels, missingLabelsText } from './required-labels.js';
 import { stateClassifier } from './states.js';
 
 export interface EligibilityInput {
@@ -15,6 +16,8 @@ export interface EligibilityInput {
   exhaustedIds: ReadonlySet<string>;
   /** Ids held after a failure that retrying cannot fix, until the issue changes. */
   heldIds?: ReadonlySet<string>;
+  /** `tracker.required_labels`: an issue must carry all of them; absent or [] = no requirement. */
+  requiredLabels?: readonly string[];
 }
 
 export type Ineligibility =
@@ -24,6 +27,8 @@ export type Ineligibility =
   | { reason: 'busy'; detail: string }
   | { reason: 'budget_exhausted'; detail: string }
   | { reason: 'held'; detail: string }
+  /** `missing`: the required labels the issue lacks. */
+  | { reason: 'missing_labels'; detail: string; missing: string[] }
   /** `blockedBy`: the identifiers (or ids) of the blockers still open. */
   | { reason: 'blocked'; detail: string; blockedBy: string[] };
 
@@ -45,6 +50,9 @@ export function eligibilityCheck(input: EligibilityInput): (issue: Issue) => Ine
       return { reason: 'not_active', detail: `state "${issue.state}" is not active` };
     }
     if (input.busyIds.has(issue.id)) return { reason: 'busy', detail: 'already running or claimed' };
+    const lacking = missingLabels(issue.labels, input.requiredLabels ?? []);
+    if (lacking.length > 0)
+      return { reason: 'missing_labels', detail: missingLabelsText(lacking), missing: lacking };
     if (input.exhaustedIds.has(issue.id)) return { reason: 'budget_exhausted', detail: 'budget spent' };
     if (input.heldIds?.has(issue.id) === true) {
       return {

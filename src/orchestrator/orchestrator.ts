@@ -49,6 +49,7 @@ import type {
   Workspaces,
 } from './ports.js';
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
+import { missingLabels, missingLabelsText } from './required-labels.js';
 import { stateClassifier } from './states.js';
 import { budgetText, MAX_PARKED, parkedEntry, type WaitingEntry, waitingFromPlan } from './waiting.js';
 import { runWorker, type WorkerOutcome } from './worker.js';
@@ -65,10 +66,12 @@ export const STORE_RETRY_MS = 2_000;
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 250;
 const HOST_LOCAL = 'local';
-const RECONCILE_ACTIONS: Record<'terminal' | 'inactive' | 'missing', ReconcileAction> = {
+const RECONCILE_ACTIONS: Record<'terminal' | 'inactive' | 'missing' | 'unlabelled', ReconcileAction> = {
   terminal: 'stop_terminal',
   inactive: 'stop_inactive',
   missing: 'stop_missing',
+  // An issue that lost a required label is left like one that left the active states: stopped, kept.
+  unlabelled: 'stop_inactive',
 };
 
 export interface OrchestratorDeps {
@@ -111,7 +114,8 @@ export interface RunningEntry {
   /** Settled cost after the last finished turn (null when unknown or before the first turn ends). */
   costMicroUsd: number | null;
   controller: AbortController;
-  cancelReason: 'terminal' | 'inactive' | 'missing' | 'shutdown' | null;
+  /** Why the orchestrator stopped the session; `unlabelled`: the issue lost a required label. */
+  cancelReason: 'terminal' | 'inactive' | 'missing' | 'unlabelled' | 'shutdown' | null;
   done: Promise<void>;
 }
 
@@ -545,6 +549,7 @@ export class Orchestrator {
         busyIds: new Set([...busyBeforeFetch, ...this.claimed, ...this.running.keys()]),
         exhaustedIds: exhausted,
         heldIds: new Set(this.held.keys()),
+        requiredLabels: config.tracker.requiredLabels,
       },
       {
         maxConcurrentAgents: config.agent.maxConcurrentAgents,
@@ -696,7 +701,14 @@ export class Orchestrator {
     const { config } = this.deps.workflow.current();
     const ids = [...this.running.keys()];
     const byId = new Map<string, string>();
-    for (const issue of candidates) if (this.running.has(issue.id)) byId.set(issue.id, issue.state);
+    // Labels are known only for running issues the candidate listing shows; the others keep running.
+    const unlabelled = new Map<string, string[]>();
+    for (const issue of candidates) {
+      if (!this.running.has(issue.id)) continue;
+      byId.set(issue.id, issue.state);
+      const missing = missingLabels(issue.labels, config.tracker.requiredLabels);
+      if (missing.length > 0) unlabelled.set(issue.id, missing);
+    }
     const unknown = ids.filter((id) => !byId.has(id));
     try {
       if (unknown.length > 0) {
@@ -718,12 +730,21 @@ export class Orchestrator {
       if (state === undefined) reason = 'missing';
       else if (classify(state) === 'terminal') reason = 'terminal';
       else if (classify(state) === 'inactive') reason = 'inactive';
+      else if (unlabelled.has(id)) reason = 'unlabelled';
       if (state !== undefined) entry.issue = { ...entry.issue, state };
       if (reason !== null) {
         entry.cancelReason = reason;
         this.observe({ type: 'reconciled', issueId: id, action: RECONCILE_ACTIONS[reason] });
+        const missing = unlabelled.get(id);
         this.deps.log.info(
-          { issue_id: id, issue_identifier: entry.issue.identifier, reason },
+          {
+            issue_id: id,
+            issue_identifier: entry.issue.identifier,
+            reason,
+            ...(reason === 'unlabelled' && missing !== undefined
+              ? { detail: missingLabelsText(missing) }
+              : {}),
+          },
           'stopping session: issue changed',
         );
         entry.controller.abort(`reconcile:${reason}`);

@@ -4,3 +4,6 @@
  */
 import './file/index.js';
 import './github/index.js';
+import './jira/index.js';
+import './gitlab/index.js';
+import './linear/index.js';

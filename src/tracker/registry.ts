@@ -3,6 +3,7 @@
  * kinds.ts; core code looks kinds up here and never names a product.
  */
 import type { ConfigIssue } from '../domain/diagnostic.js';
+import type { ForgeAdapter } from '../domain/forge.js';
 import type { TrackerAdapter, TrackerSettings } from '../domain/tracker.js';
 import type { LocalFile } from '../workflow/local-files.js';
 
@@ -22,6 +23,15 @@ export interface TrackerKind {
   apiKeyHelp?: string;
   /** `tracker.project` must be set. */
   requiresProject: boolean;
+  /**
+   * A variable read for the token when `tracker.api_key` is absent or empty (the kind's
+   * conventional one); absent = no fallback. Its value is used, never written anywhere.
+   */
+  apiKeyEnv?: string;
+  /** The states used when the workflow lists none; absent = the workflow must list them. */
+  defaultStates?: { active: readonly string[]; terminal: readonly string[] };
+  /** The kind routes by `tracker.assignee`; absent or false = the key has no effect (validate warns). */
+  supportsAssignee?: boolean;
   /** Checks the kind's settings and pass-through block; the same rules `create` enforces. */
   validateConfig(settings: TrackerSettings): ConfigIssue[];
   /** Files on this machine the kind reads while it runs, so loading can check they exist; absent = none. */
@@ -36,6 +46,11 @@ export interface TrackerKind {
    * them. Absent while a kind can be validated but not yet run by this build.
    */
   create?: (settings: TrackerSettings, context?: TrackerContext) => Promise<TrackerAdapter>;
+  /**
+   * Builds the forge (pull requests, CI, reviews, merge) of a kind whose host is one, with the
+   * tracker's settings and token; absent = this kind has no forge.
+   */
+  createForge?: (settings: TrackerSettings, context?: TrackerContext) => Promise<ForgeAdapter>;
 }
 
 const kinds = new Map<string, TrackerKind>();

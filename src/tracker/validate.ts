@@ -27,5 +27,13 @@ export function checkTrackerSettings(settings: TrackerSettings): ConfigIssue[] {
       path: ['tracker', 'project'],
     });
   }
+  if (settings.assignee !== null && kind.supportsAssignee !== true) {
+    issues.push({
+      severity: 'warning',
+      code: 'tracker.assignee.unsupported',
+      message: `tracker kind "${settings.kind}" cannot route issues by assignee: tracker.assignee has no effect`,
+      path: ['tracker', 'assignee'],
+    });
+  }
   return [...issues, ...kind.validateConfig(settings)];
 }

@@ -16,10 +16,12 @@ import { duplicateKeys } from './duplicate-keys.js';
 import { applyEnvOverrides } from './env-overrides.js';
 import type { Env } from './env-vars.js';
 import { normaliseText, type Origin, splitFrontMatter } from './front-matter.js';
+import { applyKindDefaults } from './kind-defaults.js';
 import type { KindCatalog } from './kinds.js';
 import { countEntries, WORKFLOW_MAX_ENTRIES, WORKFLOW_MAX_SIZE_BYTES } from './limits.js';
 import { type LocalFile, localFileIssue } from './local-files.js';
 import { createLocator, keyText, type Locator, rangeStart, toPosition } from './positions.js';
+import { mapReferenceFormats } from './reference-formats.js';
 import { type FrontMatter, frontMatterSchema, knownKeys } from './schema.js';
 import { closest } from './suggest.js';
 import { schemaIssue } from './zod-issues.js';
@@ -161,14 +163,21 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     });
     return fail();
   }
-  const rawMap = data as Record<string, unknown>;
+  const fileLocator = locator;
+  // The reference formats' keys become ours first; their diagnostics point at the keys as written.
+  const mapped = mapReferenceFormats(data as Record<string, unknown>, {
+    agentKinds: options.kinds?.agentKinds ?? [],
+    lineOf: (keyPath) => fileLocator?.locateKey(keyPath)?.line ?? null,
+  });
+  let rawMap = mapped.raw;
   let fromEnv: ReadonlyMap<string, string> = new Map();
   const place = (issue: ConfigIssue): Diagnostic => {
     // A value that came from an ORCHESTRATOR_* variable (a list item of one included) has no
     // place in the file: name the variable.
     const variable = variableOf(fromEnv, issue.path);
+    const written = writtenAt(mapped.moved, issue.path);
     const pos =
-      locator !== null && issue.path.length > 0 && variable === undefined ? locator.locate(issue.path) : null;
+      locator !== null && issue.path.length > 0 && variable === undefined ? locator.locate(written) : null;
     return {
       severity: issue.severity,
       code: issue.code,
@@ -180,19 +189,20 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     };
   };
 
+  const atKey = (i: ConfigIssue): Diagnostic => {
+    const pos = fileLocator?.locateKey(writtenAt(mapped.moved, i.path)) ?? null;
+    return { ...place(i), line: pos?.line ?? null, column: pos?.column ?? null };
+  };
+  diagnostics.push(...mapped.issues.map(atKey));
+
   const overrides = applyEnvOverrides(rawMap, env);
   diagnostics.push(...overrides.issues.map((i) => ({ ...place(i), line: null, column: null })));
   fromEnv = overrides.overridden;
 
-  if (locator !== null) {
-    const keys = locator;
-    diagnostics.push(
-      ...unknownKeyWarnings(rawMap, options.kinds).map((i) => {
-        const pos = keys.locateKey(i.path);
-        return { ...place(i), line: pos?.line ?? null, column: pos?.column ?? null };
-      }),
-    );
-  }
+  if (locator !== null) diagnostics.push(...unknownKeyWarnings(rawMap, options.kinds).map(atKey));
+  const defaulted = applyKindDefaults(rawMap, options.kinds?.trackerTraits, env);
+  rawMap = defaulted.raw;
+  diagnostics.push(...defaulted.issues.map(atKey));
   const parsed = parseLeniently(rawMap);
   diagnostics.push(...parsed.issues.map(place));
   if (parsed.data === null) return fail();
@@ -202,7 +212,9 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     env,
     overridden: overrides.overridden,
   });
-  diagnostics.push(...built.issues.map(place));
+  // Blocks of several agent kinds and no agent.kind was reported as ambiguous, naming them: once is enough.
+  const ambiguous = mapped.issues.some((i) => i.code === 'agent.kind.ambiguous');
+  diagnostics.push(...built.issues.filter((i) => !(ambiguous && i.code === 'agent.kind.missing')).map(place));
   if (options.kinds) {
     // A key whose value already failed (`$GITHUB_TOKEN` unset) is not reported again by the kind's rules.
     const failed = new Set(
@@ -475,6 +487,18 @@ function yamlDiagnostic(
     line: pos.line,
     column: pos.column,
   };
+}
+
+/** Where a key moved by the reference-format mapping was written; other paths as they are. */
+function writtenAt(
+  moved: ReadonlyMap<string, readonly (string | number)[]>,
+  keyPath: readonly (string | number)[],
+): readonly (string | number)[] {
+  for (let length = keyPath.length; length > 0; length--) {
+    const from = moved.get(keyPath.slice(0, length).join('.'));
+    if (from !== undefined) return [...from, ...keyPath.slice(length)];
+  }
+  return keyPath;
 }
 
 /** The variable a key path's value came from: the path's own, or a parent's (a list set by one variable). */

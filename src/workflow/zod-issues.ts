@@ -67,6 +67,17 @@ export function schemaIssue(
         message: `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${got}`,
         path: keyPath,
       };
+    case 'invalid_union': {
+      // A value of the right type for one alternative (a policy name among names-or-maps) is
+      // reported as that alternative reports it, not as "matches none".
+      const typed = (issue.errors ?? []).find(
+        (branch) =>
+          branch.length > 0 && !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+      );
+      const first = typed?.[0];
+      if (first === undefined) break;
+      return schemaIssue({ ...first, path: [...issue.path, ...first.path] }, raw, prefix);
+    }
     case 'invalid_key':
       return {
         severity: 'error',
@@ -74,14 +85,13 @@ export function schemaIssue(
         message: `${name} is not an allowed key name`,
         path: keyPath,
       };
-    default:
-      return {
-        severity: 'error',
-        code: `${codeName}.invalid`,
-        message: `${name}: ${issue.message}`,
-        path: keyPath,
-      };
   }
+  return {
+    severity: 'error',
+    code: `${codeName}.invalid`,
+    message: `${name}: ${issue.message}`,
+    path: keyPath,
+  };
 }
 
 function article(expected: string): string {

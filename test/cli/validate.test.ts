@@ -64,6 +64,7 @@ describe('orchestrator validate', () => {
       'valid',
       'errors',
       'warnings',
+      'infos',
       'diagnostics',
       'continuation_turns',
     ]);

@@ -254,14 +254,14 @@ function blockKeys(folder: 'agent' | 'tracker', kind: string): string[] {
   ).exec(text);
   if (defined !== null)
     return [...(defined[1] as string).matchAll(/^ {4}([a-z][a-z0-9_]*):/gm)].map((m) => m[1] as string);
-  // Tracker kinds: a `…KEYS` constant, a list (or Set) of names or a map from names.
-  const list = /const \w*KEYS\b[^=]*= (?:new Set\()?\[([^\]]*)\]/.exec(text);
-  if (list !== null)
-    return [...(list[1] as string).matchAll(/'([a-z][a-z0-9_]*)'/g)].map((m) => m[1] as string);
-  const map = /const \w*KEYS\b[^=]*= \{\n([\s\S]*?)\n\};/.exec(text);
-  if (map !== null)
-    return [...(map[1] as string).matchAll(/^ {2}([a-z][a-z0-9_]*):/gm)].map((m) => m[1] as string);
-  return [];
+  // Tracker kinds: `…KEYS` constants, lists (or Sets) of names, else maps from names (all of them).
+  const listed = [...text.matchAll(/const \w*KEYS\b[^=]*= (?:new Set\()?\[([^\]]*)\]/g)].flatMap((list) =>
+    [...(list[1] as string).matchAll(/'([a-z][a-z0-9_]*)'/g)].map((m) => m[1] as string),
+  );
+  if (listed.length > 0) return listed;
+  return [...text.matchAll(/const \w*KEYS\b[^=]*= \{\n([\s\S]*?)\n\};/g)].flatMap((map) =>
+    [...(map[1] as string).matchAll(/^ {2}([a-z][a-z0-9_]*):/gm)].map((m) => m[1] as string),
+  );
 }
 
 const CONFIG_KEYS = leafKeys(frontMatterSchema, []);

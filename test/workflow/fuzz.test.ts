@@ -32,7 +32,7 @@ function assertWellFormed(text: string | Uint8Array): void {
     expect(d.code, where).toMatch(/\S/);
     expect(d.message.trim(), where).not.toBe('');
     expect(d.message.includes('    at ') || d.message.includes('.ts:'), `stack trace: ${where}`).toBe(false);
-    expect(['error', 'warning'], where).toContain(d.severity);
+    expect(['error', 'warning', 'info'], where).toContain(d.severity);
     if (d.line !== null) {
       expect(Number.isInteger(d.line), where).toBe(true);
       expect(d.line, where).toBeGreaterThanOrEqual(1);

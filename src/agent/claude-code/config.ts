@@ -89,4 +89,12 @@ export const claudeCodeBlock = defineBlock(
     }
     return issues;
   },
+  {
+    // Sortie's spelling: it too appends the text to the CLI's own system prompt.
+    aliases: { system_prompt: { key: 'append_system_prompt', format: 'Sortie' } },
+    ignored: {
+      mcp_config:
+        "the service writes the agent's tool-server configuration itself; another file of servers is not merged in (Sortie)",
+    },
+  },
 );

@@ -22,9 +22,18 @@ export function launchMode(args: readonly string[]): { mode: CodexMode; baseArgs
   return { mode, baseArgs: args.filter((a) => a !== 'exec' && a !== 'app-server') };
 }
 
-/** A `-c` value as TOML: strings quoted (a TOML basic string reads JSON escapes), the rest as written. */
-export function tomlValue(value: string | number | boolean): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+/**
+ * A `-c` value as TOML: strings quoted (a TOML basic string reads JSON escapes), lists and maps
+ * as inline arrays and tables (a structured approval policy), the rest as written.
+ */
+export function tomlValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(tomlValue).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    const pairs = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)} = ${tomlValue(v)}`);
+    return `{ ${pairs.join(', ')} }`;
+  }
+  return String(value);
 }
 
 /** Set for a credential-verification session; `fullContext` false drops what can be dropped. */
@@ -79,13 +88,17 @@ export function threadParams(
   };
 }
 
-/** Parameters of `turn/start`: the prompt as the one text input, the effort on every turn. */
+/**
+ * Parameters of `turn/start`: the prompt as the one text input, the effort and the configured
+ * turn sandbox policy (as written) on every turn.
+ */
 export function turnParams(config: CodexConfig, threadId: string, prompt: string): Record<string, unknown> {
   return {
     threadId,
     input: [{ type: 'text', text: prompt, text_elements: [] }],
     ...(config.model === null ? {} : { model: config.model }),
     ...(config.effort === null ? {} : { effort: config.effort }),
+    ...(config.turnSandboxPolicy === null ? {} : { sandboxPolicy: config.turnSandboxPolicy }),
   };
 }
 

@@ -10,16 +10,14 @@
  * plugin only within a bound; beyond it the request fails as a retryable tracker_api_error,
  * so a tick never hangs on a reset an hour away and never spins on one a second away.
  */
-import { retry } from '@octokit/plugin-retry';
-import { throttling } from '@octokit/plugin-throttling';
-import { Octokit } from '@octokit/rest';
+import type { Octokit } from '@octokit/rest';
 import { TrackerError } from '../../domain/errors.js';
 import type { BlockerRef, Issue, IssueComment, ParentRef } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter } from '../../domain/tracker.js';
-import { rateLimitRetryMs } from '../http/retry-after.js';
-import { type ConditionalStats, conditionalFetch } from './conditional-fetch.js';
+import { callGithub, createGithubClient, type GithubClientOptions, readPages } from './client.js';
+import type { ConditionalStats } from './conditional-fetch.js';
 import type { GithubTrackerConfig } from './config.js';
-import { classifyFailure, payloadError } from './errors.js';
+import { payloadError } from './errors.js';
 import {
   type GithubStates,
   type RawIssue,
@@ -32,30 +30,8 @@ import {
   toIssue,
 } from './normalise.js';
 
-const PER_PAGE = 100;
-const REQUEST_TIMEOUT_MS = 30_000;
-/** Rate-limit retries the throttling plugin may make for one request. */
-const MAX_RATE_LIMIT_RETRIES = 2;
-const API_VERSION = '2022-11-28';
-
-/** Knobs for tests and embedding; production uses the defaults. */
-export interface GithubTrackerOptions {
-  /** Receives operator warnings (page cap reached, incomplete search results). */
-  warn?: (message: string) => void;
-  /** Gap between writes; defaults to the config's `minWriteIntervalMs`. */
-  writeIntervalMs?: number;
-  /** Gap between searches (the search API allows 30 a minute). */
-  searchIntervalMs?: number;
-  /** Base of the retry plugin's backoff for 5xx and transport failures (n² × base). */
-  retryBaseMs?: number;
-  /** Transport for tests. */
-  fetch?: typeof fetch;
-}
-
-type Response = { data: unknown; headers: Record<string, string | number | undefined> };
-type Limiter = {
-  schedule: (options: unknown, fn: (...args: unknown[]) => unknown, ...args: unknown[]) => unknown;
-};
+/** Knobs for tests and embedding; production uses the defaults (see client.ts). */
+export type GithubTrackerOptions = GithubClientOptions;
 
 /** A TrackerAdapter over one repository's issues. */
 export class GithubTracker implements TrackerAdapter {
@@ -67,6 +43,8 @@ export class GithubTracker implements TrackerAdapter {
   private readonly terminal: Set<string>;
   private readonly stateLabels: Set<string>;
   private readonly warn: (message: string) => void;
+  /** The token's own login once `tracker.assignee: me` asked for it; null before. */
+  private ownLogin: string | null = null;
   /** A malformed record in a listing: left out of the result, with a warning naming it. */
   private readonly leaveOut = (error: TrackerError) => this.warn(`${error.message}; that issue is left out`);
 
@@ -80,57 +58,14 @@ export class GithubTracker implements TrackerAdapter {
     this.terminal = new Set(states.terminalStates.map(lower));
     this.stateLabels = new Set(stateOrder(states).map(lower));
     this.warn = options.warn ?? ((message) => process.emitWarning(message, { code: 'TRACKER_WARNING' }));
-    const transport = conditionalFetch(config.etagCacheSize, REQUEST_TIMEOUT_MS, options.fetch ?? fetch);
-    this.stats = transport.stats;
-    const maxWaitS = config.maxRateLimitWaitMs / 1000;
-    const onLimit = (retryAfterS: number, _options: unknown, _client: unknown, retryCount: number) =>
-      retryCount < MAX_RATE_LIMIT_RETRIES && retryAfterS <= maxWaitS;
-    const writes = spaced(options.writeIntervalMs ?? config.minWriteIntervalMs);
-    const Client = Octokit.plugin(throttling, retry);
-    this.octokit = new Client({
-      auth: config.token,
-      baseUrl: config.endpoint,
-      userAgent: 'workflow-orchestrator',
-      request: { fetch: transport.fetch },
-      headers: { 'x-github-api-version': API_VERSION },
-      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-      throttle: {
-        onRateLimit: onLimit,
-        onSecondaryRateLimit: onLimit,
-        write: writes,
-        notifications: writes,
-        search: spaced(options.searchIntervalMs ?? 2000),
-      },
-      retry: {
-        retryAfterBaseValue: options.retryBaseMs ?? 1000,
-        doNotRetry: [304, 400, 401, 403, 404, 410, 422, 429, 451],
-      },
-    } as unknown as ConstructorParameters<typeof Octokit>[0]);
-    // A plain 429 (no rate-limit headers the throttling plugin reads) is waited out by its Retry-After.
-    this.octokit.hook.wrap('request', async (request, requestOptions) => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return await request(requestOptions);
-        } catch (error) {
-          const response = (error as { status?: number; response?: { headers?: Record<string, unknown> } })
-            .response;
-          const waitMs = rateLimitRetryMs(
-            {
-              status: (error as { status?: number }).status ?? 0,
-              retryAfter: response?.headers?.['retry-after'] as string | undefined,
-            },
-            attempt,
-            { maxRetries: MAX_RATE_LIMIT_RETRIES, maxWaitMs: config.maxRateLimitWaitMs },
-          );
-          if (waitMs === null) throw error;
-          await new Promise((resolve) => setTimeout(resolve, waitMs));
-        }
-      }
-    });
+    const client = createGithubClient(config, options);
+    this.octokit = client.octokit;
+    this.stats = client.stats;
   }
 
   async fetchCandidateIssues(): Promise<Issue[]> {
     const what = 'fetch candidates';
+    const assignee = await this.assigneeLogin(what);
     const raws =
       this.queryFilterText === ''
         ? readRawIssues(
@@ -138,11 +73,12 @@ export class GithubTracker implements TrackerAdapter {
               state: 'open',
               sort: 'created',
               direction: 'asc',
+              ...(assignee === null ? {} : { assignee }),
             }),
             what,
             this.leaveOut,
           )
-        : await this.search(what);
+        : await this.search(what, assignee);
     const out: Issue[] = [];
     for (const raw of raws) {
       if (raw.isPullRequest || !this.isCandidate(stateOf(raw, this.states))) continue;
@@ -316,12 +252,8 @@ export class GithubTracker implements TrackerAdapter {
     return Number(id);
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (error) {
-      throw classifyFailure(error, what);
-    }
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return callGithub(what, fn);
   }
 
   private async getIssue(n: number, what: string): Promise<RawIssue> {
@@ -409,9 +341,29 @@ export class GithubTracker implements TrackerAdapter {
     }
   }
 
-  /** Candidates through the search API, narrowed by `tracker.query_filter`. */
-  private async search(what: string): Promise<RawIssue[]> {
-    const q = `repo:${this.project} is:issue state:open ${this.queryFilterText}`;
+  /**
+   * The login candidates must be assigned to; null = anyone's. `me` is the token's own user,
+   * asked once (`GET /user`) and remembered: it cannot change while the token does not.
+   */
+  private async assigneeLogin(what: string): Promise<string | null> {
+    const wanted = this.config.assignee;
+    if (wanted === null || lower(wanted) !== 'me') return wanted;
+    if (this.ownLogin === null) {
+      const response = await this.call(`${what}: read the token's user`, () =>
+        this.octokit.request('GET /user'),
+      );
+      const login = (response.data as { login?: unknown }).login;
+      if (typeof login !== 'string' || login === '')
+        throw payloadError(what, 'GET /user answered without a login');
+      this.ownLogin = login;
+    }
+    return this.ownLogin;
+  }
+
+  /** Candidates through the search API, narrowed by `tracker.query_filter` (and the assignee). */
+  private async search(what: string, assignee: string | null): Promise<RawIssue[]> {
+    const byAssignee = assignee === null ? '' : ` assignee:${assignee}`;
+    const q = `repo:${this.project} is:issue state:open${byAssignee} ${this.queryFilterText}`;
     const items: unknown[] = [];
     await this.pages(what, 'GET /search/issues', { q, sort: 'created', order: 'asc' }, (data) => {
       const page = data as { items?: unknown; incomplete_results?: unknown };
@@ -432,59 +384,18 @@ export class GithubTracker implements TrackerAdapter {
     return items;
   }
 
-  private async pages(
+  private pages(
     what: string,
     route: string,
     params: Record<string, unknown>,
     take: (data: unknown) => void,
   ): Promise<void> {
-    let response = (await this.call(what, () =>
-      this.octokit.request(route, { ...params, per_page: PER_PAGE }),
-    )) as Response;
-    take(response.data);
-    for (let page = 1; ; page++) {
-      const next = nextLink(response.headers.link);
-      if (next === null) return;
-      if (page >= this.config.maxPages) {
-        this.warn(
-          `${what}: stopped after ${page} page${page === 1 ? '' : 's'} (github.max_pages); later items were not read`,
-        );
-        return;
-      }
-      response = (await this.call(what, () =>
-        this.octokit.request({ method: 'GET', url: next }),
-      )) as Response;
-      take(response.data);
-    }
+    return readPages(this.octokit, what, route, params, take, {
+      maxPages: this.config.maxPages,
+      capName: 'github.max_pages',
+      warn: this.warn,
+    });
   }
-}
-
-/** The `rel="next"` URL of a Link header, or null. */
-export function nextLink(header: string | number | undefined): string | null {
-  if (typeof header !== 'string') return null;
-  for (const part of header.split(',')) {
-    const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part);
-    if (match?.[1] !== undefined) return match[1];
-  }
-  return null;
-}
-
-/** A stand-in for a Bottleneck group: jobs start at least `gapMs` apart, one at a time. */
-function spaced(gapMs: number): { key: () => Limiter } {
-  let chain: Promise<unknown> = Promise.resolve();
-  let nextAt = 0;
-  const limiter: Limiter = {
-    schedule(_options, fn, ...args) {
-      const turn = chain.then(async () => {
-        const waitMs = nextAt - Date.now();
-        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-        nextAt = Date.now() + gapMs;
-      });
-      chain = turn;
-      return turn.then(() => fn(...args));
-    },
-  };
-  return { key: () => limiter };
 }
 
 function lower(value: string): string {

@@ -48,6 +48,8 @@ export interface GithubTrackerConfig extends GithubBlock {
   token: string;
   /** Search qualifiers added to the candidate query; "" lists open issues instead of searching. */
   queryFilter: string;
+  /** Candidates only of this login (`me` = the token's own user); null = anyone's. */
+  assignee: string | null;
 }
 
 /** The parsed config (null when an error was found) and every problem found. */
@@ -115,6 +117,7 @@ export function parseGithubConfig(settings: TrackerSettings): GithubConfigResult
       endpoint: (settings.endpoint === '' ? DEFAULT_ENDPOINT : settings.endpoint).replace(/\/+$/, ''),
       token: settings.apiKey.trim(),
       queryFilter: settings.queryFilter.trim(),
+      assignee: settings.assignee?.trim() ? settings.assignee.trim() : null,
     },
     issues,
   };

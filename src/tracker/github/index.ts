@@ -10,6 +10,8 @@ registerTracker('github', {
   requiresApiKey: true,
   apiKeyHelp: 'set it to $GITHUB_TOKEN (a token that may read and write issues) and export that variable',
   requiresProject: true,
+  // Candidates are listed with the issues endpoint's `assignee` (`me` = the token's user).
+  supportsAssignee: true,
   validateConfig: checkGithubSettings,
   async reach(settings, timeoutMs) {
     const endpoint = parseGithubConfig(settings).config?.endpoint ?? DEFAULT_ENDPOINT;
@@ -31,5 +33,10 @@ registerTracker('github', {
     }
     const { GithubTracker } = await import('./adapter.js');
     return new GithubTracker(config, settings, context === undefined ? {} : { warn: context.warn });
+  },
+  // Pull requests, check runs, reviews and merges of the same repository, with the same token.
+  async createForge(settings, context) {
+    const { createGithubForge } = await import('./forge.js');
+    return createGithubForge(settings, context);
   },
 });

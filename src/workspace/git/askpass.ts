@@ -19,7 +19,7 @@ export interface AskpassHelper {
 /** Writes the helper answering `username` and `token` to git's prompts. */
 export function createAskpass(token: string, username = 'x-access-token'): AskpassHelper {
   const dir = mkdtempSync(path.join(tmpdir(), 'orchestrator-askpass-'));
-  const script = path.join(dir, 'askpass.sh');
+  const script = path.join(dir, 'askpass');
   writeFileSync(path.join(dir, 'token'), token, { mode: 0o600 });
   // git passes the prompt as $1: "Username for '…': " or "Password for '…': ".
   writeFileSync(

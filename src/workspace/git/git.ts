@@ -89,7 +89,12 @@ export class WorkspaceGit {
     const whole = Buffer.from(ran.value);
     const truncated = whole.length > maxBytes;
     // Cut on a character boundary: a partial UTF-8 sequence at the end is dropped.
-    const text = truncated ? whole.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '') : ran.value;
+    const text = truncated
+      ? whole
+          .subarray(0, maxBytes)
+          .toString('utf8')
+          .replace(/\uFFFD$/, '')
+      : ran.value;
     return { ok: true, value: { text, bytes: whole.length, truncated } };
   }
 

@@ -15,7 +15,6 @@ const MAX_REF_BYTES = 200;
 export function sanitiseBranchName(wanted: string): string {
   let name = wanted
     .normalize('NFC')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
     .replace(/[\u0000-\u0020\u007f~^:?*[\\]+/g, '-')
     .replace(/@\{/g, '-')
     .replace(/\.{2,}/g, '.')

@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeAnswer, FakePulls } from './pulls.js';
 
 export interface FakeComment {
   id: number;
@@ -71,6 +72,8 @@ export interface FakeGithubOptions {
   token?: string;
   /** Requests per window (X-RateLimit-Limit). */
   rateLimit?: number;
+  /** The login of the token's own user (`GET /user`). */
+  login?: string;
 }
 
 const DOCS = 'https://docs.github.com/rest';
@@ -79,10 +82,14 @@ export class FakeGithub {
   readonly owner: string;
   readonly repo: string;
   readonly token: string;
+  /** The token's own user, as `GET /user` answers it. */
+  readonly login: string;
   readonly issues = new Map<number, FakeIssue>();
   /** Repository labels by lowercased name → stored name. */
   readonly labels = new Map<string, string>();
   readonly requests: FakeRequest[] = [];
+  /** Pull requests, check runs, job logs, reviews and merges (pulls.ts). */
+  readonly pulls: FakePulls = new FakePulls(this);
   /** When true, listings answer a malformed payload. */
   corrupt = false;
   private server: Server | null = null;
@@ -99,6 +106,7 @@ export class FakeGithub {
     this.owner = options.owner ?? 'acme';
     this.repo = options.repo ?? 'widgets';
     this.token = options.token ?? 'ghp_fake_token_0123456789';
+    this.login = options.login ?? 'orchestrator-bot';
     this.limit = options.rateLimit ?? 5000;
     this.remaining = this.limit;
     this.resetAtS = Math.floor(Date.now() / 1000) + 3600;
@@ -271,6 +279,11 @@ export class FakeGithub {
       return;
     }
 
+    const rawLog = this.pulls.rawLog(path, req.headers.authorization);
+    if (rawLog !== undefined) {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(rawLog);
+      return void record(200, false);
+    }
     const auth = req.headers.authorization ?? '';
     if (
       auth !== `token ${this.token}` &&
@@ -304,21 +317,23 @@ export class FakeGithub {
       return;
     }
     this.remaining -= 1;
-    send(answer.status, answer.body, answer.link === undefined ? {} : { link: answer.link });
+    send(answer.status, answer.body, {
+      ...(answer.link === undefined ? {} : { link: answer.link }),
+      ...answer.headers,
+    });
   }
 
-  private route(
-    method: string,
-    url: URL,
-    bodyText: string,
-  ): { status: number; body: unknown; link?: string } {
+  private route(method: string, url: URL, bodyText: string): FakeAnswer {
     const path = url.pathname;
     const notFound = { status: 404, body: { message: 'Not Found', documentation_url: DOCS } };
     if (method === 'GET' && path === '/search/issues') return this.search(url);
+    if (method === 'GET' && path === '/user') return { status: 200, body: { login: this.login, id: 1 } };
     const prefix = `/repos/${this.owner}/${this.repo}`;
     if (!path.startsWith(`${prefix}/`)) return notFound;
     const rest = path.slice(prefix.length).split('/').filter(Boolean).map(decodeURIComponent);
     const body = bodyText === '' ? {} : (JSON.parse(bodyText) as Record<string, unknown>);
+    const pullAnswer = this.pulls.route(method, rest, url, body);
+    if (pullAnswer !== undefined) return pullAnswer;
 
     if (rest[0] === 'labels' && rest.length === 2 && method === 'GET') {
       const name = this.labels.get((rest[1] as string).toLowerCase());
@@ -407,9 +422,18 @@ export class FakeGithub {
     return notFound;
   }
 
-  /** Issues (and pull requests) for GET /issues: state, labels (all must match), created order. */
+  /** Issues (and pull requests) for GET /issues: state, labels (all must match), assignee, created order. */
   private listed(url: URL): FakeIssue[] {
     const state = url.searchParams.get('state') ?? 'open';
+    // A login, `none` (no assignee) or `*` (any), as the real endpoint reads it.
+    const assignee = url.searchParams.get('assignee');
+    const assigned = (i: FakeIssue) =>
+      assignee === null ||
+      (assignee === '*'
+        ? i.assignees.length > 0
+        : assignee === 'none'
+          ? i.assignees.length === 0
+          : i.assignees.some((login) => login.toLowerCase() === assignee.toLowerCase()));
     const labels = (url.searchParams.get('labels') ?? '')
       .split(',')
       .map((l) => l.trim().toLowerCase())
@@ -418,6 +442,7 @@ export class FakeGithub {
     const out = [...this.issues.values()].filter(
       (i) =>
         (state === 'all' || i.state === state) &&
+        assigned(i) &&
         labels.every((l) => i.labels.some((il) => il.toLowerCase() === l)),
     );
     out.sort((a, b) => a.number - b.number);
@@ -446,6 +471,8 @@ export class FakeGithub {
         matches = matches.filter((i) => i.state === value);
       } else if (key === 'label') {
         matches = matches.filter((i) => i.labels.some((l) => l.toLowerCase() === value));
+      } else if (key === 'assignee') {
+        matches = matches.filter((i) => i.assignees.some((login) => login.toLowerCase() === value));
       } else if (key === '-label') {
         matches = matches.filter((i) => !i.labels.some((l) => l.toLowerCase() === value));
       }

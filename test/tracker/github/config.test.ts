@@ -36,6 +36,7 @@ describe('github config', () => {
       endpoint: 'https://api.github.com',
       token: 'ghp_x',
       queryFilter: '',
+      assignee: null,
       etagCacheSize: 1000,
       maxPages: 200,
       maxRateLimitWaitMs: 30_000,

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { reachGitlab } from '../../../src/tracker/gitlab/reach.js';
+import { startFakeGitlab } from '../../support/fake-gitlab/server.js';
+
+describe('reach (dry run)', () => {
+  it('an instance that answers is reachable, and no token travels with the probe', async () => {
+    const fake = await startFakeGitlab();
+    try {
+      expect(await reachGitlab(fake.url, 1000)).toEqual({ ok: true });
+      expect(fake.requests[0]?.headers['private-token']).toBeUndefined();
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('a closed port is reported at once as "connection refused"', async () => {
+    const fake = await startFakeGitlab();
+    const url = fake.url;
+    await fake.close();
+    const started = Date.now();
+    expect(await reachGitlab(url, 1000)).toEqual({ ok: false, address: url, reason: 'connection refused' });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
