@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
+import { freePort } from '../support/ports.js';
+import { collectServed, servedLeaks } from '../support/served.js';
 import {
   createProject,
   type ServiceHandle,
@@ -39,7 +41,7 @@ function commentsOf(number: number): string[] {
 async function startAgainstFake(
   seed: (fake: FakeGithub) => void,
   config: Record<string, unknown> = {},
-): Promise<{ service: ServiceHandle; workspaceRoot: string }> {
+): Promise<{ service: ServiceHandle; workspaceRoot: string; base: string }> {
   fake = await startFakeGithub({ token: TOKEN });
   for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) fake.addLabel(label);
   seed(fake);
@@ -55,15 +57,21 @@ async function startAgainstFake(
       ...config,
     },
   });
-  const service = startService(project, { logLevel: 'debug', env: { GITHUB_TOKEN: TOKEN } });
-  return { service, workspaceRoot: project.workspaceRoot };
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = startService(project, {
+    logLevel: 'debug',
+    args: ['--port', String(port)],
+    env: { GITHUB_TOKEN: TOKEN },
+  });
+  return { service, workspaceRoot: project.workspaceRoot, base };
 }
 
 describe('orchestrator run with the github tracker (fake GitHub)', () => {
   it('moves issues through in-progress and handoff labels, posts lifecycle comments and the blocked question', {
     timeout: 120_000,
   }, async () => {
-    const { service } = await startAgainstFake(
+    const { service, base } = await startAgainstFake(
       (f) => {
         f.addIssue({ title: 'ship it', body: '!ok done', labels: ['Todo', 'feature'] });
         f.addIssue({
@@ -105,6 +113,8 @@ describe('orchestrator run with the github tracker (fake GitHub)', () => {
     expect(f.issue(4).comments).toEqual([]);
     expect(f.issue(5).comments).toEqual([]);
 
+    // The token is served nowhere: not by the API, the dashboard, the event stream or /metrics.
+    expect(servedLeaks(await collectServed(base, ['1', '2', '3']), [TOKEN])).toEqual([]);
     const stopped = await service.stop(30_000);
     expect(stopped.code, service.tail()).toBe(0);
 

@@ -11,6 +11,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeGitlab, fakeGitlabTracker, startFakeGitlab } from '../support/fake-gitlab/server.js';
+import { freePort } from '../support/ports.js';
+import { collectServed, servedLeaks } from '../support/served.js';
 import {
   createProject,
   type Project,
@@ -64,7 +66,7 @@ function pidLogLines(project: Project): string[] {
 async function startAgainstFake(
   seed: (fake: FakeGitlab) => void,
   config: Record<string, unknown> = {},
-): Promise<{ service: ServiceHandle; project: Project }> {
+): Promise<{ service: ServiceHandle; project: Project; base: string }> {
   fake = await startFakeGitlab({ token: TOKEN });
   for (const label of STATE_LABELS) fake.addLabel(label);
   seed(fake);
@@ -80,15 +82,21 @@ async function startAgainstFake(
       ...config,
     },
   });
-  const service = startService(project, { logLevel: 'debug', env: { GITLAB_TOKEN: TOKEN } });
-  return { service, project };
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = startService(project, {
+    logLevel: 'debug',
+    args: ['--port', String(port)],
+    env: { GITLAB_TOKEN: TOKEN },
+  });
+  return { service, project, base };
 }
 
 describe('orchestrator run with the gitlab tracker (fake GitLab)', () => {
   it('dispatches by priority label, holds a blocked issue until its blocker is done, swaps scoped labels and posts notes', {
     timeout: 150_000,
   }, async () => {
-    const { service } = await startAgainstFake(
+    const { service, base } = await startAgainstFake(
       (f) => {
         f.addIssue({
           title: 'low',
@@ -148,6 +156,8 @@ describe('orchestrator run with the gitlab tracker (fake GitLab)', () => {
     });
     expect(f.issue(5).notes).toEqual([]);
 
+    // The token is served nowhere: not by the API, the dashboard, the event stream or /metrics.
+    expect(servedLeaks(await collectServed(base, ['1', '2', '3']), [TOKEN])).toEqual([]);
     const stopped = await service.stop(30_000);
     expect(stopped.code, service.tail()).toBe(0);
 

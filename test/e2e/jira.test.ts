@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeJira, fakeJiraTracker, startFakeJira } from '../support/fake-jira/server.js';
+import { freePort } from '../support/ports.js';
+import { collectServed, servedLeaks } from '../support/served.js';
 import {
   createProject,
   dbRuns,
@@ -32,7 +34,7 @@ afterEach(async () => {
 async function startAgainstFake(
   seed: (fake: FakeJira) => void,
   config: Record<string, unknown> = {},
-): Promise<{ service: ServiceHandle; dir: string; dbPath: string }> {
+): Promise<{ service: ServiceHandle; dir: string; dbPath: string; base: string }> {
   fake = await startFakeJira({ token: TOKEN });
   seed(fake);
   const blocks = fakeJiraTracker(fake);
@@ -45,8 +47,14 @@ async function startAgainstFake(
       ...config,
     },
   });
-  const service = startService(project, { logLevel: 'debug', env: { JIRA_API_TOKEN: TOKEN } });
-  return { service, dir: project.dir, dbPath: project.dbPath };
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = startService(project, {
+    logLevel: 'debug',
+    args: ['--port', String(port)],
+    env: { JIRA_API_TOKEN: TOKEN },
+  });
+  return { service, dir: project.dir, dbPath: project.dbPath, base };
 }
 
 /** Keys in the order the fake saw them moved to In Progress. */
@@ -62,7 +70,7 @@ describe('orchestrator run with the jira tracker (fake Jira)', () => {
   it('takes issues by priority, holds a blocked one until its blocker is done, and hands off with comments', {
     timeout: 150_000,
   }, async () => {
-    const { service, dir } = await startAgainstFake(
+    const { service, base, dir } = await startAgainstFake(
       (f) => {
         f.addIssue({ summary: 'low', status: 'Todo', priority: 4, description: '!ok low done' });
         f.addIssue({
@@ -128,6 +136,8 @@ describe('orchestrator run with the jira tracker (fake Jira)', () => {
     // Every request carried Basic auth.
     expect(new Set(f.requests.map((r) => r.auth))).toEqual(new Set(['basic']));
 
+    // The token is served nowhere: not by the API, the dashboard, the event stream or /metrics.
+    expect(servedLeaks(await collectServed(base, ['PROJ-1', 'PROJ-2', 'PROJ-5']), [TOKEN])).toEqual([]);
     const stopped = await service.stop(30_000);
     expect(stopped.code, service.tail()).toBe(0);
 

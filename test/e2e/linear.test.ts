@@ -16,6 +16,8 @@ import {
   fakeLinearTracker,
   startFakeLinear,
 } from '../support/fake-linear/server.js';
+import { freePort } from '../support/ports.js';
+import { collectServed, servedLeaks } from '../support/served.js';
 import {
   createProject,
   dbRuns,
@@ -39,7 +41,7 @@ afterEach(async () => {
 async function startAgainstFake(
   seed: (fake: FakeLinear) => void,
   config: Record<string, unknown> = {},
-): Promise<{ service: ServiceHandle; project: Project; fake: FakeLinear }> {
+): Promise<{ service: ServiceHandle; project: Project; fake: FakeLinear; base: string }> {
   const f = await startFakeLinear({ token: TOKEN });
   fake = f;
   seed(f);
@@ -55,8 +57,14 @@ async function startAgainstFake(
       ...config,
     },
   });
-  const service = startService(project, { logLevel: 'debug', env: { LINEAR_API_KEY: TOKEN } });
-  return { service, project, fake: f };
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = startService(project, {
+    logLevel: 'debug',
+    args: ['--port', String(port)],
+    env: { LINEAR_API_KEY: TOKEN },
+  });
+  return { service, project, fake: f, base };
 }
 
 /** The workflow states an issue was moved to, in order, as the fake received them. */
@@ -72,7 +80,11 @@ describe('orchestrator run with the linear tracker (fake Linear)', () => {
   it('dispatches by priority, holds a blocked issue until its blocker is done, hands off with comments, and keeps the key to itself', {
     timeout: 150_000,
   }, async () => {
-    const { service, fake: f } = await startAgainstFake(
+    const {
+      service,
+      base,
+      fake: f,
+    } = await startAgainstFake(
       (seed) => {
         seed.addIssue({ title: 'low', description: '!ok done low', priority: 3, state: 'Todo' });
         const urgent = seed.addIssue({
@@ -153,6 +165,8 @@ describe('orchestrator run with the linear tracker (fake Linear)', () => {
     expect(service.logsWith('fetching candidates failed; will try again next tick')).toEqual([]);
     expect(service.logsWith('tracker warning')).toEqual([]);
 
+    // The token is served nowhere: not by the API, the dashboard, the event stream or /metrics.
+    expect(servedLeaks(await collectServed(base, ['ENG-1', 'ENG-2', 'ENG-3']), [TOKEN])).toEqual([]);
     const stopped = await service.stop(30_000);
     expect(stopped.code, service.tail()).toBe(0);
 

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
+import { collectServed, servedLeaks } from '../support/served.js';
 import {
   createProject,
   makeIssue,
@@ -24,45 +25,12 @@ const AGENT_CREDENTIAL = 'mock-cred-4e1d2c9b7a60f8e3';
 const OTHER_CREDENTIAL = 'sk-other-kind-0c7d5e2f9a1b3';
 const SECRETS = [TRACKER_TOKEN, AGENT_CREDENTIAL, OTHER_CREDENTIAL];
 
-/** Reads an SSE stream for `ms` milliseconds and returns what arrived. */
-async function readEvents(url: string, ms: number): Promise<string> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  let text = '';
-  try {
-    const response = await fetch(url, { signal: controller.signal });
-    const reader = response.body?.getReader();
-    const decoder = new TextDecoder();
-    while (reader !== undefined) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-  } catch (error) {
-    if (!controller.signal.aborted) throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-  return text;
-}
-
 async function collect(base: string, identifier: string): Promise<string[]> {
-  const paths = [
-    '/',
-    '/livez',
-    '/readyz',
-    '/api/v1/state',
-    '/api/v1/runs?limit=50',
-    `/api/v1/issues/${encodeURIComponent(identifier)}`,
-    '/metrics',
-  ];
-  const bodies = await Promise.all(paths.map(async (p) => (await fetch(`${base}${p}`)).text()));
-  bodies.push(await readEvents(`${base}/api/v1/events`, 700));
-  return bodies;
+  return collectServed(base, [identifier]);
 }
 
 function leaks(texts: readonly string[]): string[] {
-  return texts.flatMap((text, i) => SECRETS.filter((s) => text.includes(s)).map((s) => `#${i}: ${s}`));
+  return servedLeaks(texts, SECRETS);
 }
 
 describe('secrets stay out of logs, API, dashboard and metrics', () => {
