@@ -7,6 +7,8 @@
  * The wrapper also puts a timeout on every request, so a silent server cannot hold a tick.
  */
 
+import { LruCache } from '../http/lru-cache.js';
+
 /** One cached answer. */
 interface CachedAnswer {
   etag: string;
@@ -24,36 +26,6 @@ export interface ConditionalStats {
 }
 
 const REPLAYED_HEADERS = ['content-type', 'link'];
-
-/** A bounded least-recently-used map. */
-export class LruCache<V> {
-  private readonly entries = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
-
-  get(key: string): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: string, value: V): void {
-    if (this.capacity <= 0) return;
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-}
 
 /** A `fetch` that makes GETs conditional over a cache of `cacheSize` entries and times out after `timeoutMs`. */
 export function conditionalFetch(

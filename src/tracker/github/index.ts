@@ -3,6 +3,7 @@
  * Registration only; the client is imported when a tracker is created.
  */
 import { TrackerError } from '../../domain/errors.js';
+import { reachHttp } from '../http/reach.js';
 import { registerTracker } from '../registry.js';
 import { checkGithubSettings, DEFAULT_ENDPOINT, parseGithubConfig } from './config.js';
 
@@ -15,8 +16,7 @@ registerTracker('github', {
   validateConfig: checkGithubSettings,
   async reach(settings, timeoutMs) {
     const endpoint = parseGithubConfig(settings).config?.endpoint ?? DEFAULT_ENDPOINT;
-    const { reachGithub } = await import('./reach.js');
-    return reachGithub(endpoint, timeoutMs);
+    return reachHttp(`${endpoint}/`, endpoint, timeoutMs);
   },
   async create(settings, context) {
     const { config, issues } = parseGithubConfig(settings);

@@ -3,6 +3,7 @@
  * Registration only; the API client is imported when a tracker is created.
  */
 import { TrackerError } from '../../domain/errors.js';
+import { reachHttp } from '../http/reach.js';
 import { registerTracker } from '../registry.js';
 import { baseUrl, checkGitlabSettings, DEFAULT_ENDPOINT, parseGitlabConfig } from './config.js';
 
@@ -15,8 +16,8 @@ registerTracker('gitlab', {
   validateConfig: checkGitlabSettings,
   async reach(settings, timeoutMs) {
     const endpoint = baseUrl(settings.endpoint === '' ? DEFAULT_ENDPOINT : settings.endpoint);
-    const { reachGitlab } = await import('./reach.js');
-    return reachGitlab(endpoint, timeoutMs);
+    // The version route answers without a token on every instance.
+    return reachHttp(`${endpoint}/api/v4/version`, endpoint, timeoutMs);
   },
   async create(settings, context) {
     const { config, issues } = parseGitlabConfig(settings);

@@ -13,9 +13,9 @@
  * The token travels only in the PRIVATE-TOKEN header and is scrubbed from every message.
  */
 import { TrackerError } from '../../domain/errors.js';
+import { LruCache } from '../http/lru-cache.js';
 import { rateLimitRetryMs } from '../http/retry-after.js';
 import { apiMessage, payloadError, redact, statusError, transportError } from './errors.js';
-import { LruCache } from './lru-cache.js';
 
 /** An answer as the client reads it: lowercased headers and the parsed JSON body (null when empty). */
 export interface HttpAnswer {

@@ -3,6 +3,7 @@
  * Registration only; the client is imported when a tracker is created.
  */
 import { TrackerError } from '../../domain/errors.js';
+import { reachHttp } from '../http/reach.js';
 import { registerTracker } from '../registry.js';
 import { checkJiraSettings, parseJiraConfig } from './config.js';
 
@@ -14,9 +15,8 @@ registerTracker('jira', {
   supportsAssignee: true,
   validateConfig: checkJiraSettings,
   async reach(settings, timeoutMs) {
-    const { reachJira } = await import('./reach.js');
     const endpoint = settings.endpoint.trim().replace(/\/+$/, '');
-    return reachJira(endpoint, timeoutMs);
+    return reachHttp(`${endpoint}/`, endpoint, timeoutMs);
   },
   async create(settings, context) {
     const { config, issues } = parseJiraConfig(settings);

@@ -3,6 +3,7 @@
  * teams' workflow states. Registration only; the client is imported when a tracker is created.
  */
 import { TrackerError } from '../../domain/errors.js';
+import { reachHttp } from '../http/reach.js';
 import { registerTracker } from '../registry.js';
 import { checkLinearSettings, DEFAULT_ENDPOINT, parseLinearConfig } from './config.js';
 
@@ -21,8 +22,7 @@ registerTracker('linear', {
   validateConfig: checkLinearSettings,
   async reach(settings, timeoutMs) {
     const endpoint = parseLinearConfig(settings).config?.endpoint ?? DEFAULT_ENDPOINT;
-    const { reachLinear } = await import('./reach.js');
-    return reachLinear(endpoint, timeoutMs);
+    return reachHttp(endpoint, endpoint, timeoutMs);
   },
   async create(settings, context) {
     const { config, issues } = parseLinearConfig(settings);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TrackerError } from '../../../src/domain/errors.js';
-import { LruCache } from '../../../src/tracker/github/conditional-fetch.js';
 import { classifyFailure } from '../../../src/tracker/github/errors.js';
 import { stateOf } from '../../../src/tracker/github/normalise.js';
+import { LruCache } from '../../../src/tracker/http/lru-cache.js';
 
 function failure(status: number, message: string, headers: Record<string, string> = {}) {
   return { status, message, response: { headers, data: { message } } };

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { reachGitlab } from '../../../src/tracker/gitlab/reach.js';
+import type { TrackerSettings } from '../../../src/domain/tracker.js';
+import { trackerKind } from '../../../src/tracker/registry.js';
+import '../../../src/tracker/kinds.js';
 import { startFakeGitlab } from '../../support/fake-gitlab/server.js';
+
+/** The registered kind's reach, as a dry run asks it. */
+const reachGitlab = (endpoint: string, timeoutMs: number) =>
+  (trackerKind('gitlab')?.reach as NonNullable<ReturnType<typeof trackerKind>>['reach'])?.(
+    { kind: 'gitlab', endpoint } as TrackerSettings,
+    timeoutMs,
+  );
 
 describe('reach (dry run)', () => {
   it('an instance that answers is reachable, and no token travels with the probe', async () => {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectTrackerError } from '../../../internal-contracts/tracker/conformance.js';
 import { TrackerError } from '../../../src/domain/errors.js';
+import { reachHttp } from '../../../src/tracker/http/reach.js';
 import type { JiraTrackerOptions } from '../../../src/tracker/jira/adapter.js';
-import { reachJira } from '../../../src/tracker/jira/reach.js';
 import { trackerKind } from '../../../src/tracker/registry.js';
 import { type FakeJira, startFakeJira } from '../../support/fake-jira/server.js';
 import { jiraSettings, trackerOver } from './harness.js';
@@ -396,10 +396,14 @@ describe('jira tracker: auth and failures', () => {
   });
 
   it('reach: any answer counts; a closed port is "connection refused", with no credential sent', async () => {
-    expect(await reachJira(fake.url, 1000)).toEqual({ ok: true });
+    expect(await reachHttp(`${fake.url}/`, fake.url, 1000)).toEqual({ ok: true });
     expect(fake.requests.map((r) => [r.method, r.auth])).toEqual([['HEAD', 'none']]);
     const url = fake.url;
     await fake.close();
-    expect(await reachJira(url, 1000)).toEqual({ ok: false, address: url, reason: 'connection refused' });
+    expect(await reachHttp(`${url}/`, url, 1000)).toEqual({
+      ok: false,
+      address: url,
+      reason: 'connection refused',
+    });
   });
 });

@@ -1,19 +1,21 @@
 /**
- * Whether the Jira site answers at all. The adapter's requests retry connection failures
- * and wait up to 30 s for an answer, which suits a service that polls again; a dry run asks
- * this first, so a site that refuses or never answers is reported in well under two seconds.
- * Any HTTP answer counts, even 401 or 404: the question is reachability, not credentials.
+ * Whether a tracker's server answers at all. The trackers' own requests retry transport
+ * failures with backoff and wait up to 30 s for an answer, which suits a service that polls
+ * again; a dry run asks this first, so a server that refuses or never answers is reported in
+ * well under two seconds instead of after a minute of retries. Any HTTP answer counts, even a
+ * 401 or 404: the question is reachability, not credentials, so no credential travels with it.
  */
 import type { Reachability } from '../registry.js';
 
-/** Sends one unauthenticated HEAD to the site; no credential travels with it. */
-export async function reachJira(
-  endpoint: string,
+/** Sends one unauthenticated HEAD to `url`; a failure names `address` (the configured endpoint). */
+export async function reachHttp(
+  url: string,
+  address: string,
   timeoutMs: number,
   fetchImpl: typeof fetch = fetch,
 ): Promise<Reachability> {
   try {
-    const response = await fetchImpl(`${endpoint}/`, {
+    const response = await fetchImpl(url, {
       method: 'HEAD',
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
@@ -21,7 +23,7 @@ export async function reachJira(
     await response.body?.cancel();
     return { ok: true };
   } catch (error) {
-    return { ok: false, address: endpoint, reason: failureText(error, timeoutMs) };
+    return { ok: false, address, reason: failureText(error, timeoutMs) };
   }
 }
 
