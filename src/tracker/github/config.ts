@@ -8,6 +8,7 @@
 import type { ConfigIssue } from '../../domain/diagnostic.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
 import { closest } from '../../workflow/suggest.js';
+import { blockedStateCloses, isHttpUrl } from '../config-checks.js';
 
 const PROJECT = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\/[A-Za-z0-9._-]+$/;
 
@@ -83,7 +84,13 @@ export function parseGithubConfig(settings: TrackerSettings): GithubConfigResult
       'endpoint',
     ]);
   }
-  issues.push(...labelCollisions(settings));
+  issues.push(
+    ...blockedStateCloses(
+      settings,
+      'github.states.overlap',
+      'its label would close every issue that asks a question',
+    ),
+  );
 
   const block: GithubBlock = { ...BLOCK_DEFAULTS };
   for (const [key, value] of Object.entries(settings.options)) {
@@ -126,33 +133,4 @@ export function parseGithubConfig(settings: TrackerSettings): GithubConfigResult
 /** Rules of the github kind beyond "needs an API key and a project" (what `validate` reports). */
 export function checkGithubSettings(settings: TrackerSettings): ConfigIssue[] {
   return parseGithubConfig(settings).issues;
-}
-
-function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Each state is one label, and a terminal label closes the issue. A blocked state that is also
- * terminal (a warning for trackers in general) would close every issue that asks a question, so
- * it is an error here. The other collisions are already errors for every tracker.
- */
-function labelCollisions(settings: TrackerSettings): ConfigIssue[] {
-  const blocked = settings.blockedState?.trim().toLowerCase();
-  if (blocked === undefined || blocked === '') return [];
-  if (!settings.terminalStates.some((s) => s.trim().toLowerCase() === blocked)) return [];
-  return [
-    {
-      severity: 'error',
-      code: 'github.states.overlap',
-      message: `tracker.blocked_state "${settings.blockedState}" is also a terminal state: its label would close every issue that asks a question`,
-      path: ['tracker', 'blocked_state'],
-    },
-  ];
 }

@@ -12,6 +12,7 @@
 import type { ConfigIssue } from '../../domain/diagnostic.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
 import { closest } from '../../workflow/suggest.js';
+import { blockedStateCloses, isHttpUrl } from '../config-checks.js';
 
 /** GitLab.com; a self-managed instance is its base URL (`/api/v4` is appended). */
 export const DEFAULT_ENDPOINT = 'https://gitlab.com';
@@ -153,7 +154,9 @@ export function parseGitlabConfig(settings: TrackerSettings): GitlabConfigResult
   }
   const filter = parseQueryFilter(settings.queryFilter);
   issues.push(...filter.issues);
-  issues.push(...stateCollisions(settings));
+  issues.push(
+    ...blockedStateCloses(settings, 'gitlab.states.overlap', 'moving an issue there would close it'),
+  );
 
   const block = readBlock(settings.options, issues);
 
@@ -259,32 +262,4 @@ export function parseQueryFilter(text: string): { pairs: [string, string][]; iss
     });
   }
   return { pairs, issues };
-}
-
-function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Closing an issue makes it terminal here, so a blocked state that is also terminal would
- * close every issue that asks a question: an error for this kind, as for other label trackers.
- */
-function stateCollisions(settings: TrackerSettings): ConfigIssue[] {
-  const blocked = settings.blockedState?.trim().toLowerCase();
-  if (blocked === undefined || blocked === '') return [];
-  if (!settings.terminalStates.some((s) => s.trim().toLowerCase() === blocked)) return [];
-  return [
-    {
-      severity: 'error',
-      code: 'gitlab.states.overlap',
-      message: `tracker.blocked_state "${settings.blockedState}" is also a terminal state: moving an issue there would close it`,
-      path: ['tracker', 'blocked_state'],
-    },
-  ];
 }

@@ -10,6 +10,7 @@ import type { ConfigIssue } from '../../domain/diagnostic.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
 import { type Env, expandTargeted } from '../../workflow/env-vars.js';
 import { closest } from '../../workflow/suggest.js';
+import { isHttpUrl } from '../config-checks.js';
 
 /** How requests authenticate: Cloud's e-mail + API token, or a Server/Data Center personal access token. */
 export type JiraAuthMode = 'basic' | 'bearer';
@@ -219,14 +220,4 @@ function readEmail(
     error('jira.email.invalid', `jira.email must be an e-mail address, got "${email}"`, ['jira', 'email']);
   }
   return email;
-}
-
-function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -8,6 +8,7 @@
 import type { ConfigIssue } from '../../domain/diagnostic.js';
 import type { TrackerSettings } from '../../domain/tracker.js';
 import { closest } from '../../workflow/suggest.js';
+import { isHttpUrl } from '../config-checks.js';
 
 /** Linear's public GraphQL endpoint. */
 export const DEFAULT_ENDPOINT = 'https://api.linear.app/graphql';
@@ -134,14 +135,4 @@ export function parseLinearConfig(settings: TrackerSettings): LinearConfigResult
 /** Rules of the linear kind beyond "needs an API key and a project" (what `validate` reports). */
 export function checkLinearSettings(settings: TrackerSettings): ConfigIssue[] {
   return parseLinearConfig(settings).issues;
-}
-
-function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
 }
