@@ -1,5 +1,5 @@
 /** Runs the real `orchestrator` CLI in a child process, from source through tsx or as built. */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -39,6 +39,29 @@ export function runCli(
     timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs `orchestrator <args>` like `runCli`, without blocking this process: for a CLI that talks
+ * to a fake server living in the test's own process.
+ */
+export function runCliAsync(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', TSX_LOADER, MAIN, ...args],
+      { cwd: options.cwd ?? REPO_ROOT, env: cliEnv(options.env), encoding: 'utf8', timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({
+          status: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
+          stdout,
+          stderr,
+        }),
+    );
+  });
 }
 
 function newestMs(dir: string): number {

@@ -3,16 +3,14 @@
  * --dry-run` reaches the fake and lists what it would dispatch. The child is spawned
  * asynchronously because the fake answers from this process.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { cliEnv, REPO_ROOT, TSX_LOADER } from '../../support/cli.js';
+import { runCliAsync } from '../../support/cli.js';
 import { type FakeJira, fakeJiraTracker, startFakeJira } from '../../support/fake-jira/server.js';
 
-const MAIN = path.join(REPO_ROOT, 'src', 'cli', 'main.ts');
 const TOKEN = 'jira_cliSecret_token_77';
 let fake: FakeJira | null = null;
 afterEach(async () => {
@@ -20,19 +18,12 @@ afterEach(async () => {
   fake = null;
 });
 
-function cli(
+async function cli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', TSX_LOADER, MAIN, ...args],
-      { env: cliEnv(env), cwd: REPO_ROOT, timeout: 60_000 },
-      (error, stdout, stderr) =>
-        resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }),
-    );
-  });
+  const r = await runCliAsync(args, { env });
+  return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
 function workflow(front: Record<string, unknown>): string {
