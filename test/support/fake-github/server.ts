@@ -15,8 +15,8 @@
  * Octokit reaches it through `baseUrl` = `server.url`.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackHttp, readBody } from '../loopback-http.js';
 import { type FakeAnswer, FakePulls } from './pulls.js';
 
 export interface FakeComment {
@@ -92,7 +92,7 @@ export class FakeGithub {
   readonly pulls: FakePulls = new FakePulls(this);
   /** When true, listings answer a malformed payload. */
   corrupt = false;
-  private server: Server | null = null;
+  private readonly http = new LoopbackHttp((req, res) => this.handle(req, res));
   private base = '';
   private nextNumber = 1;
   private nextCommentId = 1;
@@ -118,24 +118,12 @@ export class FakeGithub {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      void this.handle(req, res).catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(JSON.stringify({ message: String(error) }));
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.base = `http://127.0.0.1:${port}`;
+    this.base = await this.http.start();
     return this;
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (server === null) return;
-    this.server = null;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.http.close();
   }
 
   // ---------------------------------------------------------------- seeding and reading
@@ -554,18 +542,6 @@ export class FakeGithub {
 
 function hashId(text: string): number {
   return Number.parseInt(createHash('sha1').update(text).digest('hex').slice(0, 8), 16);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    req.on('end', () => resolve(text));
-    req.on('error', reject);
-  });
 }
 
 /** Starts a fake; remember to close it. */

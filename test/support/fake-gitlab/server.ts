@@ -15,8 +15,8 @@
  *    issue (no title), corrupt payloads (wrong JSON shapes), and a request log.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackHttp, readBody } from '../loopback-http.js';
 
 export interface FakeNote {
   id: number;
@@ -86,7 +86,7 @@ export class FakeGitlab {
   readonly requests: FakeRequest[] = [];
   /** When true, listings and single reads answer JSON of the wrong shape. */
   corrupt = false;
-  private server: Server | null = null;
+  private readonly http = new LoopbackHttp((req, res) => this.handle(req, res));
   private base = '';
   private nextIid = 1;
   private nextNoteId = 1;
@@ -105,24 +105,12 @@ export class FakeGitlab {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      void this.handle(req, res).catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(JSON.stringify({ message: String(error) }));
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.base = `http://127.0.0.1:${port}`;
+    this.base = await this.http.start();
     return this;
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (server === null) return;
-    this.server = null;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.http.close();
   }
 
   // ---------------------------------------------------------------- seeding and reading
@@ -507,18 +495,6 @@ function messageFor(status: number): string {
   if (status === 404) return '404 Not Found';
   if (status === 429) return 'Retry later';
   return `${status} Server Error`;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    req.on('end', () => resolve(text));
-    req.on('error', reject);
-  });
 }
 
 /** A workflow's `tracker:` block pointing the gitlab kind at `fake`, with the states the e2e suite uses. */

@@ -28,8 +28,8 @@
  * (every 200 answer is cut short, not JSON), `issue(k).malformed = true` (served without summary
  * and status), and `requests` (method, path, query, status, auth scheme) for assertions.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackHttp, readBody } from '../loopback-http.js';
 import { compileJql, JqlError, type JqlSubject, type JqlWorld } from './jql.js';
 
 /** An ADF document (or any node), as stored. */
@@ -119,7 +119,7 @@ export class FakeJira {
   corrupt = false;
   /** The account the credentials belong to. */
   readonly me: FakeJiraUser;
-  private server: Server | null = null;
+  private readonly http = new LoopbackHttp((req, res) => this.handle(req, res));
   private base = '';
   private nextId = 10_001;
   private nextCommentId = 20_001;
@@ -141,24 +141,12 @@ export class FakeJira {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      void this.handle(req, res).catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(JSON.stringify({ errorMessages: [String(error)], errors: {} }));
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.base = `http://127.0.0.1:${port}`;
+    this.base = await this.http.start();
     return this;
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (server === null) return;
-    this.server = null;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.http.close();
   }
 
   // ---------------------------------------------------------------- seeding and reading
@@ -754,18 +742,6 @@ function decodeToken(token: string): { jql: string; offset: number } | null {
   } catch {
     return null;
   }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    req.on('end', () => resolve(text));
-    req.on('error', reject);
-  });
 }
 
 /** A workflow's `tracker:` block (token from $JIRA_API_TOKEN) and `jira:` block pointing at `fake`. */

@@ -44,9 +44,7 @@
  * viewer. `addTeam`, `addState`, `addProject`, `addUser`, `addLabel`, `addIssue`,
  * `addComment`, `addBlocker` seed more; `issue`, `stateOf`, `labelsOf`, `commentsOf` read back.
  */
-import type { Server, ServerResponse } from 'node:http';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   buildSchema,
   type DocumentNode,
@@ -74,6 +72,8 @@ export type {
   FakeUser,
   IssueSeed,
 } from './store.js';
+
+import { LoopbackHttp, readBody } from '../loopback-http.js';
 
 /** One request as the fake saw it. */
 export interface FakeRequest {
@@ -120,7 +120,10 @@ export class FakeLinear extends LinearStore {
   private readonly hanging: ServerResponse[] = [];
   private readonly schema: GraphQLSchema;
   private readonly resolvers: LinearResolvers;
-  private server: Server | null = null;
+  private readonly http = new LoopbackHttp(
+    (req, res) => this.handle(req, res),
+    (error) => ({ errors: [{ message: String(error) }] }),
+  );
   private base = '';
   private requestsRemaining = REQUESTS_LIMIT;
   private windowEndsMs = Date.now() + WINDOW_MS;
@@ -143,26 +146,13 @@ export class FakeLinear extends LinearStore {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      void this.handle(req, res).catch((error: unknown) => {
-        if (res.headersSent) return;
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ errors: [{ message: String(error) }] }));
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.base = `http://127.0.0.1:${port}`;
+    this.base = await this.http.start();
     return this;
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (server === null) return;
-    this.server = null;
     for (const res of this.hanging.splice(0)) res.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.http.close();
   }
 
   // ---------------------------------------------------------------- faults
@@ -436,16 +426,4 @@ function dropEndCursor(data: Record<string, unknown>): boolean {
   issues.pageInfo.hasNextPage = true;
   issues.pageInfo.endCursor = null;
   return true;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    req.on('end', () => resolve(text));
-    req.on('error', reject);
-  });
 }
