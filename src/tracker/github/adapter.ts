@@ -14,6 +14,7 @@ import type { Octokit } from '@octokit/rest';
 import { TrackerError } from '../../domain/errors.js';
 import type { BlockerRef, Issue, IssueComment, ParentRef } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter } from '../../domain/tracker.js';
+import { configuredState } from '../states.js';
 import { callGithub, createGithubClient, type GithubClientOptions, readPages } from './client.js';
 import type { ConditionalStats } from './conditional-fetch.js';
 import type { GithubTrackerConfig } from './config.js';
@@ -149,7 +150,7 @@ export class GithubTracker implements TrackerAdapter {
 
   async transitionIssue(id: string, state: string): Promise<void> {
     const what = `transition issue ${id} to "${state}"`;
-    const target = this.configuredState(state);
+    const target = configuredState(this.states, state);
     const n = this.number(id, what);
     const raw = await this.getIssue(n, what);
     const label = await this.repoLabel(target, what);
@@ -227,22 +228,6 @@ export class GithubTracker implements TrackerAdapter {
   private isCandidate(state: string): boolean {
     const key = lower(state);
     return !this.terminal.has(key) && (this.active.size === 0 || this.active.has(key));
-  }
-
-  /** The configured spelling of `state`; anything else is a payload error. */
-  private configuredState(state: string): string {
-    const wanted = lower(state.trim());
-    const known = [...stateOrder(this.states), this.states.inProgressState].filter(
-      (s): s is string => typeof s === 'string' && s.trim() !== '',
-    );
-    const match = known.find((s) => lower(s.trim()) === wanted);
-    if (match === undefined || wanted === '') {
-      throw new TrackerError(
-        'tracker_payload_error',
-        `state "${state}" is not a configured state (${[...new Set(known)].join(', ')})`,
-      );
-    }
-    return match.trim();
   }
 
   /** The issue number in an id; anything else cannot exist here. */

@@ -16,6 +16,7 @@
 import { TrackerError } from '../../domain/errors.js';
 import type { BlockerRef, Issue, IssueComment } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter } from '../../domain/tracker.js';
+import { configuredState } from '../states.js';
 import { type GitlabApi, gitlabApi } from './client.js';
 import type { GitlabTrackerConfig } from './config.js';
 import { payloadError } from './errors.js';
@@ -155,7 +156,7 @@ export class GitlabTracker implements TrackerAdapter {
 
   async transitionIssue(id: string, state: string): Promise<void> {
     const what = `transition issue ${id} to "${state}"`;
-    const target = this.configuredState(state);
+    const target = configuredState(this.scheme.states, state);
     const iid = await this.iidOf(id, what);
     const raw = await this.getIssue(iid, what);
     const targetLabel = stateLabel(target, this.config.stateLabelPrefix);
@@ -204,22 +205,6 @@ export class GitlabTracker implements TrackerAdapter {
   private isCandidate(state: string): boolean {
     const key = lower(state);
     return !this.terminal.has(key) && (this.active.size === 0 || this.active.has(key));
-  }
-
-  /** The configured spelling of `state`; anything else is a payload error before any request. */
-  private configuredState(state: string): string {
-    const wanted = lower(state.trim());
-    const known = [...stateOrder(this.scheme.states), this.scheme.states.inProgressState].filter(
-      (s): s is string => typeof s === 'string' && s.trim() !== '',
-    );
-    const match = known.find((s) => lower(s.trim()) === wanted);
-    if (match === undefined || wanted === '') {
-      throw new TrackerError(
-        'tracker_payload_error',
-        `state "${state}" is not a configured state (${[...new Set(known)].join(', ')})`,
-      );
-    }
-    return match.trim();
   }
 
   /** Runs one API call, naming the operation in any error it raises. */

@@ -14,6 +14,7 @@
 import { TrackerError } from '../../domain/errors.js';
 import type { Issue, IssueComment } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter, TrackerSettings } from '../../domain/tracker.js';
+import { configuredState } from '../states.js';
 import { textToAdf } from './adf.js';
 import { JiraClient, type JiraClientOptions } from './client.js';
 import type { JiraTrackerConfig } from './config.js';
@@ -107,7 +108,7 @@ export class JiraTracker implements TrackerAdapter {
 
   async transitionIssue(id: string, state: string): Promise<void> {
     const what = `transition issue ${id} to "${state}"`;
-    const target = this.configuredState(state, what);
+    const target = configuredState(this.states, state, what);
     const path = `${this.issuePath(id, what)}/transitions`;
     const transitions = readTransitions(await this.client.send({ method: 'GET', path, what }), what);
     const chosen = transitions.find((t) => t.to.toLowerCase() === target.toLowerCase());
@@ -157,21 +158,6 @@ export class JiraTracker implements TrackerAdapter {
       query: { fields: fields.join(',') },
       what,
     });
-  }
-
-  /** The configured spelling of `state`; anything else is a payload error, before any request. */
-  private configuredState(state: string, what: string): string {
-    const s = this.states;
-    const known = [...s.activeStates, ...s.terminalStates, s.handoffState, s.inProgressState, s.blockedState]
-      .filter((v): v is string => typeof v === 'string' && v.trim() !== '')
-      .map((v) => v.trim());
-    const match = known.find((k) => k.toLowerCase() === state.trim().toLowerCase());
-    if (match === undefined)
-      throw new TrackerError(
-        'tracker_payload_error',
-        `${what}: "${state}" is not a configured state (${[...new Set(known)].join(', ')})`,
-      );
-    return match;
   }
 
   /** Every issue a JQL query finds, following `nextPageToken` up to the page cap. */

@@ -14,6 +14,7 @@
 import { TrackerError } from '../../domain/errors.js';
 import type { Issue, IssueComment } from '../../domain/issue.js';
 import type { IssueStateReading, TrackerAdapter, TrackerSettings } from '../../domain/tracker.js';
+import { configuredState } from '../states.js';
 import { type ClientStats, GraphqlClient } from './client.js';
 import { ASSIGNEE_ME, type LinearTrackerConfig } from './config.js';
 import {
@@ -183,7 +184,7 @@ export class LinearTracker implements TrackerAdapter {
 
   async transitionIssue(id: string, state: string): Promise<void> {
     const what = `transition issue ${id} to "${state}"`;
-    const target = this.configuredState(state);
+    const target = configuredState(this.states, state);
     const data = await this.client.request(what, TRANSITION_TARGET, { id, stateName: target });
     const issue = this.scopedIssue(data, id, what);
     const team = record(issue.team);
@@ -357,26 +358,6 @@ export class LinearTracker implements TrackerAdapter {
     if (payload === null) throw payloadError(what, `the answer has no ${field}`);
     if (payload.success !== true)
       throw new TrackerError('tracker_api_error', `${what}: Linear answered without success`);
-  }
-
-  /** The configured spelling of `state`; anything else is a payload error, before any request. */
-  private configuredState(state: string): string {
-    const wanted = lower(state.trim());
-    const known = [
-      ...this.states.activeStates,
-      ...this.states.terminalStates,
-      this.states.handoffState,
-      this.states.inProgressState,
-      this.states.blockedState,
-    ].filter((s): s is string => typeof s === 'string' && s.trim() !== '');
-    const match = known.find((s) => lower(s.trim()) === wanted);
-    if (match === undefined || wanted === '') {
-      throw new TrackerError(
-        'tracker_payload_error',
-        `state "${state}" is not a configured state (${[...new Set(known)].join(', ')})`,
-      );
-    }
-    return match.trim();
   }
 }
 
