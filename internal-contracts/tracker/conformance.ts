@@ -92,6 +92,11 @@ export interface RemoteControls {
 
 /** Builds a tracker over a seeded backing store (a file, a fake server, …). */
 export interface TrackerHarness {
+  /**
+   * The tracker talks HTTP to a server: the network cases are registered, and every fixture
+   * must carry `remote` (a network harness without it fails them rather than skipping).
+   */
+  overHttp?: boolean;
   setup(seed: ConformanceSeed): Promise<TrackerFixture>;
 }
 
@@ -350,71 +355,68 @@ export function describeTrackerConformance(name: string, harness: TrackerHarness
       });
     });
 
-    describe('over the network', () => {
-      function remote(ctx: { skip(): void }): RemoteControls | null {
-        if (fixture.remote === undefined) ctx.skip();
-        return fixture.remote ?? null;
-      }
+    // Registered only for trackers that talk HTTP: a file has no pages, status codes or quotas.
+    if (harness.overHttp === true)
+      describe('over the network', () => {
+        function remote(): RemoteControls {
+          if (fixture.remote === undefined)
+            throw new Error('a harness over HTTP must give its fixtures `remote`');
+          return fixture.remote;
+        }
 
-      it('candidates are read across three pages or more, each issue once', async (ctx) => {
-        const r = remote(ctx);
-        if (r === null) return;
-        const added = await r.addCandidates(2 * r.pageSize + 1);
-        const before = r.requestCount();
-        const candidates = await tracker.fetchCandidateIssues();
-        expect(ids(candidates)).toEqual(['id-1', 'id-2', ...added].sort());
-        expect(r.requestCount() - before).toBeGreaterThanOrEqual(3);
-      });
+        it('candidates are read across three pages or more, each issue once', async () => {
+          const r = remote();
+          const added = await r.addCandidates(2 * r.pageSize + 1);
+          const before = r.requestCount();
+          const candidates = await tracker.fetchCandidateIssues();
+          expect(ids(candidates)).toEqual(['id-1', 'id-2', ...added].sort());
+          expect(r.requestCount() - before).toBeGreaterThanOrEqual(3);
+        });
 
-      it('a malformed record is left out of a state read but fails a read by id', async (ctx) => {
-        const r = remote(ctx);
-        if (r === null) return;
-        await r.malform('id-1');
-        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-2']);
-        expect(ids(await tracker.fetchIssuesByStates(['Todo', 'In Progress']))).toEqual(['id-2']);
-        await expectTrackerError(tracker.fetchIssueById('id-1'), 'tracker_payload_error');
-      });
+        it('a malformed record is left out of a state read but fails a read by id', async () => {
+          const r = remote();
+          await r.malform('id-1');
+          expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-2']);
+          expect(ids(await tracker.fetchIssuesByStates(['Todo', 'In Progress']))).toEqual(['id-2']);
+          await expectTrackerError(tracker.fetchIssueById('id-1'), 'tracker_payload_error');
+        });
 
-      it('a 429 with Retry-After is waited out and the read completes', async (ctx) => {
-        const r = remote(ctx);
-        if (r === null) return;
-        r.failNext(1, 429, 1);
-        const started = Date.now();
-        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
-        expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-      });
+        it('a 429 with Retry-After is waited out and the read completes', async () => {
+          const r = remote();
+          r.failNext(1, 429, 1);
+          const started = Date.now();
+          expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
+          expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+        });
 
-      it('bad credentials are tracker_auth_error', async (ctx) => {
-        const r = remote(ctx);
-        if (r === null) return;
-        r.failNext(50, 401);
-        await expectTrackerError(tracker.fetchCandidateIssues(), 'tracker_auth_error');
-      });
+        it('bad credentials are tracker_auth_error', async () => {
+          const r = remote();
+          r.failNext(50, 401);
+          await expectTrackerError(tracker.fetchCandidateIssues(), 'tracker_auth_error');
+        });
 
-      it('a server that keeps failing is a retryable error, and the next read after it recovers succeeds', async (ctx) => {
-        const r = remote(ctx);
-        if (r === null) return;
-        r.failNext(50, 503);
-        const error = await tracker.fetchCandidateIssues().then(
-          () => null,
-          (err: unknown) => err,
-        );
-        expect(error).toBeInstanceOf(TrackerError);
-        expect(['tracker_api_error', 'tracker_transport_error']).toContain((error as TrackerError).kind);
-        r.heal();
-        expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
-      });
+        it('a server that keeps failing is a retryable error, and the next read after it recovers succeeds', async () => {
+          const r = remote();
+          r.failNext(50, 503);
+          const error = await tracker.fetchCandidateIssues().then(
+            () => null,
+            (err: unknown) => err,
+          );
+          expect(error).toBeInstanceOf(TrackerError);
+          expect(['tracker_api_error', 'tracker_transport_error']).toContain((error as TrackerError).kind);
+          r.heal();
+          expect(ids(await tracker.fetchCandidateIssues())).toEqual(['id-1', 'id-2']);
+        });
 
-      it('empty lists make no request', async (ctx) => {
-        const r = remote(ctx);
-        if (r === null) return;
-        const before = r.requestCount();
-        expect(await tracker.fetchIssuesByStates([])).toEqual([]);
-        expect(await tracker.fetchIssueStatesByIds([])).toEqual([]);
-        expect(await tracker.fetchIssueStatesByIdentifiers([])).toEqual([]);
-        expect(r.requestCount()).toBe(before);
+        it('empty lists make no request', async () => {
+          const r = remote();
+          const before = r.requestCount();
+          expect(await tracker.fetchIssuesByStates([])).toEqual([]);
+          expect(await tracker.fetchIssueStatesByIds([])).toEqual([]);
+          expect(await tracker.fetchIssueStatesByIdentifiers([])).toEqual([]);
+          expect(r.requestCount()).toBe(before);
+        });
       });
-    });
 
     describe('corrupt backing data', () => {
       it('every read of corrupt data is a payload error, never an empty result', async (ctx) => {

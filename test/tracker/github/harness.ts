@@ -71,6 +71,7 @@ export function storedState(fake: FakeGithub, number: number, seed: ConformanceS
 }
 
 export const githubHarness: TrackerHarness = {
+  overHttp: true,
   async setup(seed) {
     const fake = await startFakeGithub();
     for (const state of [...seed.activeStates, ...seed.terminalStates, seed.handoffState, seed.blockedState])
@@ -102,6 +103,9 @@ export const githubHarness: TrackerHarness = {
     fake.addIssue({ title: 'a pull request', labels: [seed.activeStates[0] as string], pull: true });
 
     const seedById = new Map(seed.issues.map((i) => [i.id, i]));
+    const stateNames = [...seed.activeStates, ...seed.terminalStates, seed.handoffState, seed.blockedState];
+    const isStateLabel = (label: string) =>
+      stateNames.some((st) => st?.toLowerCase() === label.toLowerCase());
     const identifierOf = (n: string) => seedById.get(seedOf.get(Number(n)) ?? '')?.identifier;
     const toTracker = (id: string) => String(numberOf.get(id) ?? id);
     const fromTrackerId = (n: string) => seedOf.get(Number(n)) ?? n;
@@ -169,6 +173,15 @@ export const githubHarness: TrackerHarness = {
       },
       async corrupt() {
         fake.corrupt = true;
+      },
+      async setStateDirectly(id, state) {
+        // As a person would in GitHub: swap the state label, and close or reopen the issue.
+        const issue = fake.issue(numberOf.get(id) as number);
+        issue.labels = [...issue.labels.filter((l) => !isStateLabel(l)), state];
+        issue.state = seed.terminalStates.some((t) => t.toLowerCase() === state.toLowerCase())
+          ? 'closed'
+          : 'open';
+        issue.updated_at = new Date().toISOString();
       },
       remote: {
         requestCount: () => fake.requests.length,

@@ -88,6 +88,7 @@ export function seedStateLabels(fake: FakeGitlab, states: States): void {
 }
 
 export const gitlabHarness: TrackerHarness = {
+  overHttp: true,
   async setup(seed) {
     const fake = await startFakeGitlab();
     seedStateLabels(fake, seed);

@@ -66,6 +66,7 @@ export function trackerOver(
 }
 
 export const jiraHarness: TrackerHarness = {
+  overHttp: true,
   async setup(seed: ConformanceSeed) {
     const configured = [
       ...seed.activeStates,

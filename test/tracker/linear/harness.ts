@@ -30,6 +30,7 @@ function workflowStates(seed: ConformanceSeed): string[] {
 }
 
 export const linearHarness: TrackerHarness = {
+  overHttp: true,
   async setup(seed) {
     const fake: FakeLinear = await startFakeLinear({
       teamKey: 'KEY',
