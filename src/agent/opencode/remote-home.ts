@@ -10,6 +10,7 @@
  * environment, never in the script text or a command line.
  */
 import type { RemoteHost } from '../../domain/remote.js';
+import { outputTail, runHostScript } from '../core/host-script.js';
 import { AUTH_FILE, type HomeInput, type HomeResult, pluginSeed, setupHash } from './home.js';
 
 /** How long the host may take to prepare the folder. */
@@ -67,28 +68,10 @@ export async function prepareRemoteHome(input: RemoteHomeInput): Promise<HomeRes
     const value = input.env[name];
     if (value !== undefined && value !== '') env[name] = value;
   }
-  let ran: Awaited<ReturnType<RemoteHost['run']>>;
-  try {
-    ran = await input.host.run({
-      script: remoteHomeScript(),
-      cwd: null,
-      env,
-      timeoutMs: PREPARE_TIMEOUT_MS,
-      maxOutputBytes: 64 * 1024,
-    });
-  } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error));
-  }
+  const ran = await runHostScript(input.host, remoteHomeScript(), env, PREPARE_TIMEOUT_MS);
   if (!ran.ok) return fail(ran.message);
-  const { result } = ran;
-  const output = result.output.trim();
-  if (result.timedOut) return fail(`the script timed out after ${PREPARE_TIMEOUT_MS} ms`);
-  if (result.exitCode !== 0) {
-    return fail(
-      `the script ended with ${result.exitCode ?? result.signal ?? 'no status'}: ${output.slice(-2_000)}`,
-    );
-  }
+  const { output } = ran;
   const home = (output.split('\n').at(-1) ?? '').trim();
-  if (!home.startsWith('/')) return fail(`the script printed no absolute path: ${output.slice(-2_000)}`);
+  if (!home.startsWith('/')) return fail(`the script printed no absolute path: ${outputTail(output)}`);
   return { ok: true, home, source: HOST_SOURCE };
 }
