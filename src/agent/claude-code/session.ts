@@ -14,6 +14,7 @@ import {
   type ToolCall,
   type ToolMapping,
   ToolTracker,
+  toolResultEvent,
 } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import { RunUsage, sameCounts, settleTurn, UsageLedger } from '../usage/index.js';
@@ -220,14 +221,7 @@ export class ClaudeCodeSession {
         for (const result of line.toolResults) {
           const ended = this.tools.end(result.toolUseId);
           if (ended === undefined) continue;
-          ctx.emit({
-            type: 'tool_result',
-            toolName: ended.call.name,
-            toolKind: ended.call.kind,
-            toolArgument: ended.call.argument,
-            toolDurationMs: ended.durationMs,
-            toolError: result.isError,
-          });
+          ctx.emit(toolResultEvent(ended, result.isError));
         }
         return ACCEPTED;
       case 'rate_limit':

@@ -6,7 +6,7 @@
  * message. Every item the model produced marks the turn as served.
  */
 import type { TurnContext } from '../core/fork-per-turn.js';
-import { ToolTracker } from '../core/tools.js';
+import { ToolTracker, toolResultEvent } from '../core/tools.js';
 import { type CodexItem, itemFailed, itemToolCall } from './items.js';
 
 export class TurnItems {
@@ -35,14 +35,7 @@ export class TurnItems {
     if (call !== null) {
       ctx.spend.markModelReached();
       const ended = this.tools.end(item.id) ?? { call, durationMs: 0 };
-      ctx.emit({
-        type: 'tool_result',
-        toolName: ended.call.name,
-        toolKind: ended.call.kind,
-        toolArgument: ended.call.argument,
-        toolDurationMs: ended.durationMs,
-        toolError: itemFailed(item),
-      });
+      ctx.emit(toolResultEvent(ended, itemFailed(item)));
       return;
     }
     switch (item.type) {

@@ -8,7 +8,7 @@
  * journal when it wrote none; the outcome is left to the shared disposition rule.
  */
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
-import { mapToolCall, type ToolMapping, ToolTracker } from '../core/tools.js';
+import { mapToolCall, type ToolMapping, ToolTracker, toolResultEvent } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import { type SpendReading, settleSpendNow, TurnEndUsage, UsageLedger } from '../usage/index.js';
 import { buildTurnArgs, turnEnv } from './command.js';
@@ -200,14 +200,7 @@ export class CopilotCliSession {
       case 'tool_complete': {
         const ended = this.tools.end(line.toolCallId);
         if (ended !== undefined) {
-          ctx.emit({
-            type: 'tool_result',
-            toolName: ended.call.name,
-            toolKind: ended.call.kind,
-            toolArgument: ended.call.argument,
-            toolDurationMs: ended.durationMs,
-            toolError: !line.success,
-          });
+          ctx.emit(toolResultEvent(ended, !line.success));
         }
         return ACCEPTED;
       }

@@ -47,6 +47,18 @@ export function qualifiedToolName(server: string, tool: string): string {
  */
 export const MAX_IN_FLIGHT_TOOL_CALLS = 1_024;
 
+/** The `tool_result` event of a call that ended after `durationMs`, failed or not. */
+export function toolResultEvent(ended: { call: ToolCall; durationMs: number }, failed: boolean) {
+  return {
+    type: 'tool_result' as const,
+    toolName: ended.call.name,
+    toolKind: ended.call.kind,
+    toolArgument: ended.call.argument,
+    toolDurationMs: ended.durationMs,
+    toolError: failed,
+  };
+}
+
 /** Pairs tool starts with their ends and measures durations on an injected clock. */
 export class ToolTracker {
   private readonly inFlight = new Map<string, { call: ToolCall; startedMs: number }>();

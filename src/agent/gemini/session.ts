@@ -9,7 +9,7 @@
  * disposition rule; this file only reports evidence.
  */
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
-import { mapToolCall, type ToolMapping, ToolTracker } from '../core/tools.js';
+import { mapToolCall, type ToolMapping, ToolTracker, toolResultEvent } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import { type SpendReading, settleTurn, TurnEndUsage, UsageLedger } from '../usage/index.js';
 import { buildTurnArgs } from './command.js';
@@ -155,14 +155,7 @@ export class GeminiSession {
       case 'tool_result': {
         const ended = this.tools.end(line.toolId);
         if (ended !== undefined) {
-          ctx.emit({
-            type: 'tool_result',
-            toolName: ended.call.name,
-            toolKind: ended.call.kind,
-            toolArgument: ended.call.argument,
-            toolDurationMs: ended.durationMs,
-            toolError: line.failed,
-          });
+          ctx.emit(toolResultEvent(ended, line.failed));
         }
         return ACCEPTED;
       }

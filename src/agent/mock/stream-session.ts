@@ -6,7 +6,7 @@
  */
 import type { TokenCounts } from '../../domain/agent.js';
 import type { ForkPerTurnHooks, TurnContext } from '../core/fork-per-turn.js';
-import { mapToolCall, type ToolMapping, ToolTracker } from '../core/tools.js';
+import { mapToolCall, type ToolMapping, ToolTracker, toolResultEvent } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import {
   RunUsage,
@@ -137,14 +137,7 @@ export class StreamSession {
       case 'tool_result': {
         const ended = this.tools.end(line.id);
         if (ended !== undefined) {
-          ctx.emit({
-            type: 'tool_result',
-            toolName: ended.call.name,
-            toolKind: ended.call.kind,
-            toolArgument: ended.call.argument,
-            toolDurationMs: ended.durationMs,
-            toolError: !line.ok,
-          });
+          ctx.emit(toolResultEvent(ended, !line.ok));
         }
         return { type: 'accepted' };
       }

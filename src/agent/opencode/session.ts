@@ -11,7 +11,7 @@
  */
 import type { TokenCounts } from '../../domain/agent.js';
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
-import { mapToolCall, type ToolMapping } from '../core/tools.js';
+import { mapToolCall, type ToolMapping, toolResultEvent } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import { RunUsage, type SpendReading, sameCounts, settleTurn, UsageLedger } from '../usage/index.js';
 import { buildTurnArgs, sessionTitle } from './command.js';
@@ -193,14 +193,7 @@ export class OpencodeSession {
     const call = mapToolCall(TOOLS, line.tool, line.input);
     const durationMs =
       line.startMs !== null && line.endMs !== null ? Math.max(0, line.endMs - line.startMs) : 0;
-    ctx.emit({
-      type: 'tool_result',
-      toolName: call.name,
-      toolKind: call.kind,
-      toolArgument: call.argument,
-      toolDurationMs: durationMs,
-      toolError: line.status !== 'completed',
-    });
+    ctx.emit(toolResultEvent({ call, durationMs }, line.status !== 'completed'));
     if (line.tool === SUB_AGENT_TOOL) this.observe(subAgentReading(line.callId), ctx);
   }
 
