@@ -144,7 +144,11 @@ describe('held issues and the workflow', () => {
     expect(
       service.logsWith('workflow changed since the issue was held; it may be dispatched again'),
     ).toHaveLength(1);
-    expect(project.issue('E-1').state).toBe('Review');
+    // The run row closes before the handoff's tracker write, so the state is waited for.
+    await waitFor('E-1 to reach Review', () => project.issue('E-1').state === 'Review', {
+      timeoutMs: 30_000,
+      explain: () => service.tail(),
+    });
     await service.stop(30_000);
   });
 
