@@ -23,6 +23,7 @@ export function kindCatalog(): KindCatalog {
         ...(kind.apiKeyEnv !== undefined ? { apiKeyEnv: kind.apiKeyEnv } : {}),
         ...(kind.defaultStates !== undefined ? { defaultStates: kind.defaultStates } : {}),
         supportsAssignee: kind.supportsAssignee === true,
+        hasForge: kind.createForge !== undefined,
       };
     },
     trackerFiles: (settings) => trackerKind(settings.kind)?.localFiles?.(settings) ?? [],

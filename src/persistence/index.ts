@@ -8,6 +8,7 @@ export {
   type FinishRunInput,
   type IssueBudget,
   type IssueSpend,
+  type ReactionRequest,
   RETRY_REASONS,
   type RetryEntry,
   type RetryReason,
@@ -23,6 +24,7 @@ export {
   type TurnInput,
   type TurnRecord,
 } from './records.js';
+export type { ReactionMemoryRecord, ScmRecord, ScmTable } from './scm.js';
 export {
   type ConnectionSettings,
   DEFAULT_BUSY_TIMEOUT_MS,

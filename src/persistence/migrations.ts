@@ -149,11 +149,47 @@ ALTER TABLE issue_budgets ADD COLUMN unchanged_sessions INTEGER NOT NULL DEFAULT
 ALTER TABLE issue_budgets ADD COLUMN unchanged_state TEXT;
 `;
 
+/**
+ * The pull-request loop: the branch, head and pull request the orchestrator pushed and opened
+ * for each issue (and whether it still watches it), what each reaction last acted on (so a
+ * restart never sends the same feedback twice), a queued reaction run's feedback, and each
+ * run's reaction and self-review record.
+ */
+const MIGRATION_4 = `
+CREATE TABLE issue_scm (
+  issue_id     TEXT PRIMARY KEY NOT NULL,
+  identifier   TEXT NOT NULL,
+  branch       TEXT NOT NULL,
+  base         TEXT NOT NULL,
+  head_sha     TEXT NOT NULL,
+  pr_number    INTEGER,
+  pr_url       TEXT,
+  pushed_at_ms INTEGER NOT NULL,
+  watching     INTEGER NOT NULL DEFAULT 0 CHECK (watching IN (0, 1)),
+  ended_reason TEXT,
+  updated_at   TEXT NOT NULL
+) STRICT;
+CREATE TABLE reaction_memory (
+  issue_id    TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  attempts    INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  dispatched  INTEGER NOT NULL DEFAULT 0 CHECK (dispatched IN (0, 1)),
+  escalated   INTEGER NOT NULL DEFAULT 0 CHECK (escalated IN (0, 1)),
+  updated_at  TEXT NOT NULL,
+  PRIMARY KEY (issue_id, kind)
+) STRICT;
+ALTER TABLE retry_queue ADD COLUMN reaction TEXT;
+ALTER TABLE runs ADD COLUMN reaction TEXT;
+ALTER TABLE runs ADD COLUMN review_json TEXT;
+`;
+
 /** Every migration this build knows, in order. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'runs, turns, retry queue, sessions, proofs, budgets, totals', sql: MIGRATION_1 },
   { version: 2, name: 'pending tracker transitions', sql: MIGRATION_2 },
   { version: 3, name: 'sessions in a row that left the issue unchanged', sql: MIGRATION_3 },
+  { version: 4, name: 'branches, pull requests, reactions and self-review', sql: MIGRATION_4 },
 ]);
 
 /** The schema version this build writes. */

@@ -30,7 +30,7 @@ export const RUN_EXIT_KINDS = [
 export type RunExitKind = (typeof RUN_EXIT_KINDS)[number];
 
 /** Why a retry is queued. */
-export const RETRY_REASONS = ['continuation', 'error', 'stall', 'usage_limit', 'timer'] as const;
+export const RETRY_REASONS = ['continuation', 'error', 'stall', 'usage_limit', 'timer', 'reaction'] as const;
 export type RetryReason = (typeof RETRY_REASONS)[number];
 
 export const EXIT_REASONS: readonly ExitReason[] = [
@@ -57,6 +57,8 @@ export interface StartRunInput {
   agentKind: string;
   /** The session being resumed; null or absent for a new session. */
   sessionId?: string | null;
+  /** The reaction that starts the run; null or absent for a run from the tracker. */
+  reaction?: string | null;
   /** Absolute workspace path. */
   workspace: string;
   /** ISO-8601 UTC. */
@@ -116,6 +118,10 @@ export interface RunRecord {
   costMicroUsd: number | null;
   provenance: UsageProvenance;
   unaccountedTurns: number;
+  /** The reaction that started the run (`ci_failure`, …); null for a run from the tracker. */
+  reaction: string | null;
+  /** The self-review record of the run; null when none ran. */
+  review: unknown;
 }
 
 /** One turn, as stored: exactly the TurnInput that was recorded, plus its keys. */
@@ -141,6 +147,16 @@ export interface RetryEntry {
   previousHost: string | null;
   /** The session to resume, null for a fresh session. */
   sessionId: string | null;
+  /** The feedback a reaction run carries (reason `reaction`); absent or null otherwise. */
+  reaction?: ReactionRequest | null;
+}
+
+/** What a queued reaction run carries to its prompt. */
+export interface ReactionRequest {
+  kind: string;
+  fingerprint: string;
+  /** The template variable's value (`ci_failure`, `review_comments`, `merge_conflict`). */
+  variables: Record<string, unknown>;
 }
 
 /** A stored retry with the time it was last written. */
@@ -218,6 +234,8 @@ export interface RunRow {
   cost_micro_usd: number | null;
   provenance: string;
   unaccounted_turns: number;
+  reaction: string | null;
+  review_json: string | null;
 }
 
 export interface TurnRow {
@@ -253,6 +271,7 @@ export interface RetryRow {
   last_error: string | null;
   previous_host: string | null;
   session_id: string | null;
+  reaction: string | null;
   updated_at: string;
 }
 
@@ -420,7 +439,19 @@ export function runFromRow(row: RunRow, path: string): RunRecord {
     costMicroUsd: row.cost_micro_usd,
     provenance: oneOf(USAGE_PROVENANCES, row.provenance, origin, 'provenance'),
     unaccountedTurns: row.unaccounted_turns,
+    reaction: row.reaction,
+    review: jsonOrNull(row.review_json),
   };
+}
+
+/** A stored JSON column; a damaged value reads as null (it is a record for people, not state). */
+function jsonOrNull(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 export function turnFromRow(row: TurnRow, path: string): TurnRecord {
@@ -458,7 +489,20 @@ export function retryFromRow(row: RetryRow, path: string): RetryRecord {
     lastError: row.last_error,
     previousHost: row.previous_host,
     sessionId: row.session_id,
+    reaction: reactionOf(row.reaction),
     updatedAt: row.updated_at,
+  };
+}
+
+function reactionOf(text: string | null): ReactionRequest | null {
+  const value = jsonOrNull(text);
+  if (value === null || typeof value !== 'object') return null;
+  const r = value as Partial<ReactionRequest>;
+  if (typeof r.kind !== 'string' || typeof r.fingerprint !== 'string') return null;
+  return {
+    kind: r.kind,
+    fingerprint: r.fingerprint,
+    variables: r.variables !== null && typeof r.variables === 'object' ? r.variables : {},
   };
 }
 

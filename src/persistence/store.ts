@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { type TokenCounts, ZERO_TOKENS } from '../domain/agent.js';
 import { PersistenceError, sqliteCode, toPersistenceError } from './errors.js';
 import { LATEST_SCHEMA_VERSION, type MigrationReport, migrate } from './migrations.js';
+import { ScmTable } from './scm.js';
 import {
   amountsJson,
   type BudgetRow,
@@ -160,13 +161,16 @@ function openFailed(filePath: string, what: string, error: unknown): Persistence
 function prepareStatements(db: Database.Database) {
   const runColumns = `id, issue_id, identifier, attempt, host, agent_kind, session_id, workspace, started_at,
     ended_at, exit_kind, error_kind, error, turns, input_tokens, output_tokens, cache_read_tokens,
-    cache_write_tokens, total_tokens, usage_by_model, cost_micro_usd, provenance, unaccounted_turns`;
+    cache_write_tokens, total_tokens, usage_by_model, cost_micro_usd, provenance, unaccounted_turns, reaction,
+    review_json`;
   const budgetColumns = `issue_id, sessions, tokens, cost_micro_usd, exhausted_at, exhausted_reason, exhaustion_reported,
     unchanged_sessions, unchanged_state`;
   return {
     startRun: db.prepare<StartRunParams>(
-      `INSERT INTO runs (issue_id, identifier, attempt, host, agent_kind, session_id, workspace, started_at)
-       VALUES (@issueId, @identifier, @attempt, @host, @agentKind, @sessionId, @workspace, @startedAt)`,
+      `INSERT INTO runs (issue_id, identifier, attempt, host, agent_kind, session_id, workspace, started_at,
+         reaction)
+       VALUES (@issueId, @identifier, @attempt, @host, @agentKind, @sessionId, @workspace, @startedAt,
+         @reaction)`,
     ),
     insertTurn: db.prepare<TurnParams>(
       `INSERT INTO turns (run_id, turn, started_at, ended_at, session_id, exit_reason, error_kind, error,
@@ -213,6 +217,7 @@ function prepareStatements(db: Database.Database) {
     setRunWorkspace: db.prepare<[string, number]>(
       'UPDATE runs SET workspace = ? WHERE id = ? AND ended_at IS NULL',
     ),
+    setRunReview: db.prepare<[string, number]>('UPDATE runs SET review_json = ? WHERE id = ?'),
     runById: db.prepare<[number], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
     workspaceUsers: db.prepare<[string], { issue_id: string }>(
       'SELECT DISTINCT issue_id FROM runs WHERE workspace = ? LIMIT 2',
@@ -243,13 +248,13 @@ function prepareStatements(db: Database.Database) {
 
     saveRetry: db.prepare<RetryRow>(
       `INSERT INTO retry_queue (issue_id, identifier, attempt, due_at_ms, reason, last_error, previous_host,
-         session_id, updated_at)
+         session_id, reaction, updated_at)
        VALUES (@issue_id, @identifier, @attempt, @due_at_ms, @reason, @last_error, @previous_host,
-         @session_id, @updated_at)
+         @session_id, @reaction, @updated_at)
        ON CONFLICT (issue_id) DO UPDATE SET identifier = excluded.identifier, attempt = excluded.attempt,
          due_at_ms = excluded.due_at_ms, reason = excluded.reason, last_error = excluded.last_error,
          previous_host = excluded.previous_host, session_id = excluded.session_id,
-         updated_at = excluded.updated_at`,
+         reaction = excluded.reaction, updated_at = excluded.updated_at`,
     ),
     deleteRetry: db.prepare<[string]>('DELETE FROM retry_queue WHERE issue_id = ?'),
     loadRetries: db.prepare<[], RetryRow>('SELECT * FROM retry_queue ORDER BY due_at_ms, issue_id'),
@@ -334,6 +339,7 @@ interface StartRunParams {
   sessionId: string | null;
   workspace: string;
   startedAt: string;
+  reaction: string | null;
 }
 
 /** A tracker transition the owner decided and has not yet seen succeed. */
@@ -417,6 +423,8 @@ export class Store {
   readonly #nowMs: () => number;
   /** Credential proofs, shaped as the credential verifier's proof store. */
   readonly proofs: ProofTable;
+  /** Branches, pull requests and reaction memory of the pull-request loop. */
+  readonly scm: ScmTable;
 
   /** Use openStore. */
   constructor(
@@ -434,6 +442,11 @@ export class Store {
       if (this.#sql.runAfterTurn.run(params).changes === 0) throw this.#notOpen(params.runId);
       this.#sql.insertTurn.run(params);
     }).immediate;
+    this.scm = new ScmTable(
+      db,
+      (operation, fn) => this.#guard(operation, fn),
+      () => this.#nowIso(),
+    );
     this.proofs = {
       get: (key) =>
         this.#guard('read credential proof', () => this.#sql.getProof.get(key)?.verified_at_ms ?? null),
@@ -477,6 +490,7 @@ export class Store {
         sessionId: input.sessionId ?? null,
         workspace: input.workspace,
         startedAt: input.startedAt,
+        reaction: input.reaction ?? null,
       });
       return Number(result.lastInsertRowid);
     });
@@ -594,6 +608,11 @@ export class Store {
     });
   }
 
+  /** Keeps the run's self-review record (shown by the API). */
+  setRunReview(runId: number, review: unknown): void {
+    this.#guard('record self-review', () => this.#sql.setRunReview.run(JSON.stringify(review), runId));
+  }
+
   /** The run with this id, or null. */
   run(runId: number): RunRecord | null {
     return this.#guard('read run', () => {
@@ -680,6 +699,7 @@ export class Store {
         last_error: entry.lastError,
         previous_host: entry.previousHost,
         session_id: entry.sessionId,
+        reaction: entry.reaction ? JSON.stringify(entry.reaction) : null,
         updated_at: this.#nowIso(),
       });
     });

@@ -60,6 +60,27 @@ export interface TokenRates {
   cacheWritePerMtok: number;
 }
 
+/** The `git:` block: the orchestrator's branch, push and pull request for each issue. */
+export interface GitConfig {
+  baseBranch: string;
+  /** Liquid, rendered per issue and sanitised to a valid ref name. */
+  branchTemplate: string;
+  remote: string;
+  push: boolean;
+  /** A successful run with no commit and no change is parked instead of handed off. */
+  requireChanges: boolean;
+  pullRequest: {
+    enabled: boolean;
+    draft: boolean;
+    /** Liquid templates. */
+    titleTemplate: string;
+    bodyTemplate: string;
+    labels: string[];
+    /** Adds "Closes #N" when the issue lives in the same GitHub repository. */
+    linkIssue: boolean;
+  };
+}
+
 export interface ServiceConfig {
   workflowPath: string;
   tracker: TrackerSettings & {
@@ -99,6 +120,8 @@ export interface ServiceConfig {
   };
   /** Agent kind → rates in USD per million tokens. */
   tokenRates: Record<string, TokenRates>;
+  /** null: no `git:` block (the orchestrator neither branches, pushes nor opens pull requests). */
+  git: GitConfig | null;
   selfReview: FrontMatter['self_review'];
   reactions: FrontMatter['reactions'];
 }
@@ -309,11 +332,32 @@ export function buildServiceConfig(
         },
       ]),
     ),
+    git: gitConfig(fm.git),
     selfReview: fm.self_review,
     reactions: fm.reactions,
   };
   issues.push(...otherRules(fm, config));
   return { config, issues };
+}
+
+function gitConfig(git: FrontMatter['git']): GitConfig | null {
+  if (git === undefined) return null;
+  const pr = git.pull_request;
+  return {
+    baseBranch: git.base_branch.trim(),
+    branchTemplate: git.branch,
+    remote: git.remote.trim(),
+    push: git.push,
+    requireChanges: git.require_changes,
+    pullRequest: {
+      enabled: pr.enabled,
+      draft: pr.draft,
+      titleTemplate: pr.title,
+      bodyTemplate: pr.body,
+      labels: pr.labels.map((l) => l.trim()).filter((l) => l !== ''),
+      linkIssue: pr.link_issue,
+    },
+  };
 }
 
 /**
@@ -562,6 +606,7 @@ function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
       path: ['worker', 'ssh_strict_host_key_checking'],
     });
   }
+  issues.push(...gitRules(config), ...reactionRules(fm, config));
   if (fm.ci_feedback !== undefined) {
     issues.push({
       severity: 'warning',
@@ -571,6 +616,91 @@ function otherRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
           ? 'ci_feedback is ignored because reactions.ci_failure is set'
           : 'ci_feedback is deprecated: use reactions.ci_failure',
       path: ['ci_feedback'],
+    });
+  }
+  return issues;
+}
+
+/** The reaction kinds this build acts on. */
+export const REACTION_KINDS = ['ci_failure', 'review_comments', 'merge_conflict', 'auto_merge'] as const;
+
+function gitRules(config: ServiceConfig): ConfigIssue[] {
+  const git = config.git;
+  if (git === null) return [];
+  const issues: ConfigIssue[] = [];
+  if (git.baseBranch === '' || git.baseBranch.startsWith('-')) {
+    issues.push({
+      severity: 'error',
+      code: 'git.base_branch.invalid',
+      message: `git.base_branch must name a branch, got "${git.baseBranch}"`,
+      path: ['git', 'base_branch'],
+    });
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(git.remote)) {
+    issues.push({
+      severity: 'error',
+      code: 'git.remote.invalid',
+      message: `git.remote must be the name of a remote of the workspace's clone (like "origin"), got "${git.remote}"`,
+      path: ['git', 'remote'],
+    });
+  }
+  if (config.worker.sshHosts.length > 0) {
+    issues.push({
+      severity: 'error',
+      code: 'git.ssh_hosts.unsupported',
+      message:
+        'git: works on workspaces of this machine only in this version; with worker.ssh_hosts, push from an after_run hook instead',
+      path: ['git'],
+    });
+  }
+  return issues;
+}
+
+function reactionRules(fm: FrontMatter, config: ServiceConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const kinds = Object.keys(fm.reactions);
+  for (const kind of kinds) {
+    if (!(REACTION_KINDS as readonly string[]).includes(kind)) {
+      issues.push({
+        severity: 'warning',
+        code: 'reactions.unknown_kind',
+        message: `reactions.${kind} is not a reaction this build knows (${REACTION_KINDS.join(', ')}): it is ignored`,
+        path: ['reactions', kind],
+      });
+      continue;
+    }
+    const reaction = fm.reactions[kind];
+    if (reaction !== undefined && reaction.poll_interval_ms < 10_000) {
+      issues.push({
+        severity: 'warning',
+        code: 'reactions.poll_interval_ms.low',
+        message: `reactions.${kind}.poll_interval_ms is ${reaction.poll_interval_ms}: every poll reads the forge three times per watched pull request, which spends its rate limit fast`,
+        path: ['reactions', kind, 'poll_interval_ms'],
+      });
+    }
+  }
+  const doneState = fm.reactions.auto_merge?.done_state?.trim();
+  if (
+    doneState !== undefined &&
+    doneState !== '' &&
+    !config.tracker.terminalStates.some((s) => s.toLowerCase() === doneState.toLowerCase())
+  ) {
+    issues.push({
+      severity: 'error',
+      code: 'reactions.auto_merge.done_state.not_terminal',
+      message: `reactions.auto_merge.done_state "${doneState}" is not one of tracker.terminal_states`,
+      path: ['reactions', 'auto_merge', 'done_state'],
+    });
+  }
+  const known = kinds.filter((k) => (REACTION_KINDS as readonly string[]).includes(k));
+  const git = config.git;
+  if (known.length > 0 && (git === null || !git.push || !git.pullRequest.enabled)) {
+    issues.push({
+      severity: 'warning',
+      code: 'reactions.no_pull_request',
+      message:
+        'reactions watch the pull requests the orchestrator opens: without a git: block that pushes and opens them (git.push, git.pull_request.enabled) they never act',
+      path: ['reactions'],
     });
   }
   return issues;

@@ -15,6 +15,8 @@ export interface TrackerTraits {
   defaultStates?: { active: readonly string[]; terminal: readonly string[] };
   /** The kind routes by `tracker.assignee`. */
   supportsAssignee?: boolean;
+  /** The kind's host opens pull requests (`git.pull_request`). */
+  hasForge?: boolean;
 }
 
 export interface KindCatalog {

@@ -9,8 +9,10 @@ import path from 'node:path';
 import { type Document, LineCounter, parseDocument, type YAMLParseError, type YAMLWarning } from 'yaml';
 import type { ConfigIssue, Diagnostic, Severity } from '../domain/diagnostic.js';
 import { checkTemplate } from '../prompt/check.js';
+import { firstProblem, renderText } from '../prompt/issue-text.js';
 import { compilePrompt, type PromptTemplate } from '../prompt/template.js';
-import { buildServiceConfig, type ServiceConfig } from './config.js';
+import { promptVariables, SAMPLE_ISSUE } from '../prompt/variables.js';
+import { buildServiceConfig, type GitConfig, type ServiceConfig } from './config.js';
 import { parseDotenv } from './dotenv.js';
 import { duplicateKeys } from './duplicate-keys.js';
 import { applyEnvOverrides } from './env-overrides.js';
@@ -229,6 +231,10 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
     diagnostics.push(...missingFiles(built.config, options.kinds, options.localFiles).map(place));
   }
 
+  if (options.checkRender === true && built.config.git !== null) {
+    diagnostics.push(...gitTemplateIssues(built.config.git).map(atKey));
+  }
+
   if (split.body === '') {
     diagnostics.push({
       ...at(file, split.bodyOrigin.line, 1),
@@ -363,6 +369,15 @@ function kindIssues(
       });
     } else {
       issues.push(...kinds.checkTracker(config.tracker));
+      const git = config.git;
+      if (git?.push && git.pullRequest.enabled && kinds.trackerTraits?.(t)?.hasForge !== true) {
+        issues.push({
+          severity: 'warning',
+          code: 'git.pull_request.no_forge',
+          message: `tracker kind "${t}" cannot open pull requests: branches are pushed, and no pull request is opened (set git.pull_request.enabled: false to say so)`,
+          path: ['git', 'pull_request', 'enabled'],
+        });
+      }
     }
   }
   const a = config.agent.kind;
@@ -540,4 +555,33 @@ function describeError(error: unknown): string {
 /** Orders diagnostics by line so the output reads top to bottom like a compiler's. */
 export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
   return [...list].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+}
+
+/** The git block's templates, rendered against the sample issue like the prompt is. */
+function gitTemplateIssues(git: GitConfig): ConfigIssue[] {
+  const vars = promptVariables({
+    issue: SAMPLE_ISSUE,
+    attempt: 1,
+    turn: 1,
+    maxTurns: 1,
+    workspacePath: '/var/lib/orchestrator/workspaces/ENG-42',
+  });
+  const templates: [string[], string][] = [
+    [['git', 'branch'], git.branchTemplate],
+    [['git', 'pull_request', 'title'], git.pullRequest.titleTemplate],
+    [['git', 'pull_request', 'body'], git.pullRequest.bodyTemplate],
+  ];
+  const issues: ConfigIssue[] = [];
+  for (const [at, source] of templates) {
+    const rendered = renderText(source, vars, { file: '', line: 1, column: 1 });
+    if (!rendered.ok) {
+      issues.push({
+        severity: 'error',
+        code: `${at.join('.')}.template`,
+        message: `${at.join('.')}: ${firstProblem(rendered.diagnostics)}`,
+        path: at,
+      });
+    }
+  }
+  return issues;
 }

@@ -125,9 +125,14 @@ const reactionSchema = z.preprocess(
       escalation: enumWithDefault(['label', 'comment'], 'label'),
       escalation_label: stringWithDefault('needs-human'),
       max_log_lines: int(50, { min: 0 }),
-      poll_interval_ms: int(120_000, { min: 30_000 }),
+      // Below 10 s a warning: each poll is three forge reads per watched pull request.
+      poll_interval_ms: int(120_000, { min: 1_000 }),
       debounce_ms: int(60_000, { min: 0 }),
       max_continuation_turns: int(3, { min: 1 }),
+      // A watched pull request with nothing to react to is let go this long after its last push.
+      ttl_ms: int(604_800_000, { min: 60_000 }),
+      merge_method: enumWithDefault(['merge', 'squash', 'rebase'], 'squash'),
+      done_state: optionalString(),
     })
     .catchall(z.unknown()),
 );
@@ -185,6 +190,29 @@ export const frontMatterSchema = z
           max_log_lines: int(50, { min: 0 }),
           escalation: enumWithDefault(['label', 'comment'], 'label'),
           escalation_label: stringWithDefault('needs-human'),
+        })
+        .optional(),
+    ),
+    // `git:` written with no keys turns the block on with its defaults.
+    git: z.preprocess(
+      (v) => (v === null ? {} : v),
+      z
+        .object({
+          base_branch: stringWithDefault('main'),
+          branch: stringWithDefault('agent/{{ issue.identifier | slug }}'),
+          remote: stringWithDefault('origin'),
+          push: bool(true),
+          require_changes: bool(true),
+          pull_request: section({
+            enabled: bool(true),
+            draft: bool(false),
+            title: stringWithDefault('{{ issue.identifier }}: {{ issue.title }}'),
+            body: stringWithDefault(''),
+            labels: z
+              .preprocess(absentIfNull, z.array(z.string()).optional())
+              .transform((v) => v ?? []),
+            link_issue: bool(true),
+          }),
         })
         .optional(),
     ),

@@ -18,7 +18,9 @@ const temp = useTempDirs();
 const TABLES = [
   'credential_proofs',
   'issue_budgets',
+  'issue_scm',
   'pending_transitions',
+  'reaction_memory',
   'retry_queue',
   'runs',
   'schema_migrations',

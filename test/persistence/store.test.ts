@@ -187,6 +187,8 @@ describe('runs and turns', () => {
       costMicroUsd: null,
       provenance: 'reported',
       unaccountedTurns: 0,
+      reaction: null,
+      review: null,
     };
     expect(reread.run(runId)).toStrictEqual(expected);
   });

@@ -85,6 +85,7 @@ export function retryEntry(overrides: Partial<RetryEntry> = {}): RetryEntry {
     lastError: 'worker exited: agent: turn_failed: boom',
     previousHost: 'local',
     sessionId: null,
+    reaction: null,
     ...overrides,
   };
 }
