@@ -46,6 +46,12 @@ export const WORKER_ERROR_KINDS = [
   'prompt_render_failed',
   /** The SSH host chosen for the run could not be reached; the retry goes to another host. */
   'host_unreachable',
+  /** A git command in the workspace failed (checkout, commit, push); tried again later. */
+  'git_failed',
+  /** The remote refused the push's credentials (the tracker token cannot push). */
+  'git_auth_failed',
+  /** `git:` is set, and the workspace is not a git work tree (no clone in after_create). */
+  'git_not_a_repository',
 ] as const;
 export type WorkerErrorKind = (typeof WORKER_ERROR_KINDS)[number];
 
@@ -89,6 +95,9 @@ export const RETRY_TABLE: Readonly<Record<ErrorKind, RetryDecision>> = {
   workspace_busy: 'retry',
   prompt_render_failed: 'release',
   host_unreachable: 'retry',
+  git_failed: 'retry',
+  git_auth_failed: 'release',
+  git_not_a_repository: 'release',
 };
 
 /**
@@ -111,6 +120,8 @@ const WORKFLOW_OWNED: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'turn_input_required',
   'workspace_invalid',
   'prompt_render_failed',
+  'git_auth_failed',
+  'git_not_a_repository',
 ]);
 
 /** What releases a hold made after a failure of `kind` (unknown kinds: only an issue change). */

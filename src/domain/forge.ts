@@ -71,6 +71,8 @@ export interface ReviewState {
 export type MergeMethod = 'merge' | 'squash' | 'rebase';
 
 export interface ForgeAdapter {
+  /** The text that links a pull request to the tracker issue and closes it on merge; null when the forge cannot. */
+  closingReference(issueId: string): string | null;
   /** Opens a pull request for `spec.branch`, or updates the open one (title, body): never a second one. */
   openOrUpdatePullRequest(spec: PullRequestSpec): Promise<PullRequestRef>;
   /** The pull request as it is now. Unknown number → tracker_not_found. */

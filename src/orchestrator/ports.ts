@@ -67,11 +67,20 @@ export interface Workspaces {
     attempt: number,
     signal?: AbortSignal,
   ): Promise<{ ok: true; workspace: PreparedWorkspace } | { ok: false; error: WorkspaceError }>;
+  /** `extraEnv` adds variables for the hook (the self-review's outcome). */
   afterRun(
     workspace: string,
     issue: { id: string; identifier: string },
     attempt: number,
+    extraEnv?: Record<string, string>,
   ): Promise<HookResult | null>;
+  /** Runs a command in the workspace as hooks run, with its own timeout (verification commands). */
+  runCommand(
+    workspace: string,
+    issue: { id: string; identifier: string },
+    attempt: number,
+    command: { script: string; timeoutMs: number; signal?: AbortSignal },
+  ): Promise<HookResult>;
   remove(identifier: string, issueId?: string): Promise<{ removed: boolean; error: WorkspaceError | null }>;
   existingKeys(): Promise<string[]>;
 }

@@ -7,6 +7,7 @@
 import type { Diagnostic } from '../domain/diagnostic.js';
 import { dedupeDiagnostics, type PromptOrigin, RENDER_LIMIT_CODE } from './diagnose.js';
 import { LOOP_RENDER_LIMITS, STRICT_CONDITION_ENGINE } from './engine.js';
+import { SAMPLE_REACTION_VARIABLES } from './reaction-variables.js';
 import { renderPrompt } from './render.js';
 import { compilePrompt, compileWith } from './template.js';
 import { type PromptVariables, promptVariables, SAMPLE_ISSUE } from './variables.js';
@@ -23,6 +24,8 @@ function sampleTurns(): PromptVariables[] {
   return [
     promptVariables({ ...base, attempt: 1, turn: 1 }),
     promptVariables({ ...base, attempt: 2, turn: 2 }),
+    // A reaction run: every reaction variable filled, so each `{% if ci_failure %}` branch renders.
+    promptVariables({ ...base, attempt: 3, turn: 1, reaction: SAMPLE_REACTION_VARIABLES }),
   ];
 }
 

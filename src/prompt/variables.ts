@@ -6,8 +6,15 @@
  * first, so `{% if attempt %}` tells a later attempt from the first.
  */
 
+import path from 'node:path';
 import type { Issue } from '../domain/issue.js';
 import { issueTemplateView } from '../domain/issue.js';
+import { SIGNAL_DIR } from '../workspace/signals.js';
+import {
+  NO_REACTION_VARIABLES,
+  REACTION_VARIABLE_NAMES,
+  type ReactionVariables,
+} from './reaction-variables.js';
 
 /** Everything a prompt template sees, in the snake_case a template author writes. */
 export interface PromptVariables {
@@ -26,11 +33,25 @@ export interface PromptVariables {
   workspace: {
     /** Absolute path of the issue's workspace, as the agent sees it. */
     path: string;
+    /** Where the agent may write `blocked` or `needs-human-review` to stop after its turn. */
+    status_file: string;
   };
+  /** The red CI a reaction run should fix; null on every other run. */
+  ci_failure: ReactionVariables['ci_failure'];
+  /** The review feedback a reaction run should address; null on every other run. */
+  review_comments: ReactionVariables['review_comments'];
+  /** The base a reaction run should merge in; null on every other run. */
+  merge_conflict: ReactionVariables['merge_conflict'];
 }
 
 /** The top-level names a template may read (documented in README). */
-export const PROMPT_VARIABLE_NAMES = ['issue', 'attempt', 'run', 'workspace'] as const;
+export const PROMPT_VARIABLE_NAMES = [
+  'issue',
+  'attempt',
+  'run',
+  'workspace',
+  ...REACTION_VARIABLE_NAMES,
+] as const;
 
 /** What the caller knows about one turn. */
 export interface PromptVariablesInput {
@@ -41,6 +62,8 @@ export interface PromptVariablesInput {
   turn: number;
   maxTurns: number;
   workspacePath: string;
+  /** A reaction run's feedback; absent or null for a run from the tracker. */
+  reaction?: ReactionVariables | null;
 }
 
 /** Builds the template variables for one turn; called by the worker before each render. */
@@ -49,7 +72,11 @@ export function promptVariables(input: PromptVariablesInput): PromptVariables {
     issue: issueTemplateView(input.issue),
     attempt: input.attempt > 1 ? input.attempt : null,
     run: { turn: input.turn, max_turns: input.maxTurns, is_continuation: input.turn > 1 },
-    workspace: { path: input.workspacePath },
+    workspace: {
+      path: input.workspacePath,
+      status_file: path.posix.join(input.workspacePath, SIGNAL_DIR, 'status'),
+    },
+    ...(input.reaction ?? NO_REACTION_VARIABLES),
   };
 }
 

@@ -134,16 +134,26 @@ export class WorkspaceLifecycle {
    * the root; failures, timeouts and an unreachable host come back in the result,
    * never thrown; null when no hook is configured.
    */
-  async afterRun(workspace: string, issue: IssueRef, attempt: number): Promise<HookResult | null> {
+  async afterRun(
+    workspace: string,
+    issue: IssueRef,
+    attempt: number,
+    extraEnv: Record<string, string> = {},
+  ): Promise<HookResult | null> {
     try {
-      return await this.#afterRun(workspace, issue, attempt);
+      return await this.#afterRun(workspace, issue, attempt, extraEnv);
     } finally {
       const key = workspaceKey(issue.identifier);
       if (key.ok) this.#release(key.key, issue);
     }
   }
 
-  async #afterRun(workspace: string, issue: IssueRef, attempt: number): Promise<HookResult | null> {
+  async #afterRun(
+    workspace: string,
+    issue: IssueRef,
+    attempt: number,
+    extraEnv: Record<string, string>,
+  ): Promise<HookResult | null> {
     const afterRun = this.#hooks.afterRun;
     if (afterRun === null) return null;
     const checked = await this.#place.check(workspace);
@@ -156,7 +166,34 @@ export class WorkspaceLifecycle {
       this.#report(HOOK_NAMES.afterRun, issue.identifier, result);
       return result;
     }
-    const run = await this.#run(HOOK_NAMES.afterRun, afterRun, checked.path, issue, attempt);
+    const run = await this.#run(HOOK_NAMES.afterRun, afterRun, checked.path, issue, attempt, undefined, extraEnv);
+    return run.result;
+  }
+
+  /**
+   * Runs a command in the issue's workspace the way hooks run (process group, exactly the hook
+   * environment, capped output) with its own timeout: the self-review's verification commands.
+   */
+  async runCommand(
+    workspace: string,
+    issue: IssueRef,
+    attempt: number,
+    command: { script: string; timeoutMs: number; signal?: AbortSignal },
+  ): Promise<HookResult> {
+    const env = hookEnv(this.#place.hookBaseEnv, {
+      issueId: issue.id,
+      identifier: issue.identifier,
+      workspace,
+      attempt,
+      sshHost: this.#place.hostName,
+      ownerTag: this.#ownerTag,
+    });
+    const run = await this.#place.runHook(command.script, {
+      cwd: workspace,
+      env,
+      timeoutMs: command.timeoutMs,
+      ...(command.signal === undefined ? {} : { signal: command.signal }),
+    });
     return run.result;
   }
 
@@ -272,15 +309,19 @@ export class WorkspaceLifecycle {
     /** null for a hook outside any run (before_remove). */
     attempt: number | null,
     signal?: AbortSignal,
+    extraEnv: Record<string, string> = {},
   ): Promise<HookRun> {
-    const env = hookEnv(this.#place.hookBaseEnv, {
-      issueId: issue.id,
-      identifier: issue.identifier,
-      workspace: cwd,
-      attempt,
-      sshHost: this.#place.hostName,
-      ownerTag: this.#ownerTag,
-    });
+    const env = {
+      ...hookEnv(this.#place.hookBaseEnv, {
+        issueId: issue.id,
+        identifier: issue.identifier,
+        workspace: cwd,
+        attempt,
+        sshHost: this.#place.hostName,
+        ownerTag: this.#ownerTag,
+      }),
+      ...extraEnv,
+    };
     const run = await this.#place.runHook(script, {
       cwd,
       env,

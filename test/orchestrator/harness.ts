@@ -25,6 +25,7 @@ import type { Clock, OrchestratorStore, RetryEntry, Workspaces } from '../../src
 import { openStore, type Store } from '../../src/persistence/index.js';
 import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
+import { notRun } from '../../src/workspace/place.js';
 
 export const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 
@@ -220,6 +221,7 @@ export function harness(options: HarnessOptions) {
     workspaces: {
       prepare: async () => ({ ok: true, workspace: { path: dir, createdNow: false } }),
       afterRun: async () => null,
+      runCommand: async () => notRun('[no commands in this test]'),
       remove: async () => ({ removed: false, error: null }),
       existingKeys: async () => [],
       ...options.workspaces,

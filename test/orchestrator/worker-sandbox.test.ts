@@ -17,6 +17,7 @@ import type { Workspaces } from '../../src/orchestrator/ports.js';
 import { runWorker, type WorkerDeps } from '../../src/orchestrator/worker.js';
 import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
+import { notRun } from '../../src/workspace/place.js';
 
 const loaded = loadWorkflow('/tmp/worker-sandbox-test/WORKFLOW.md', {
   env: {},
@@ -99,6 +100,7 @@ function deps(
         workspace: { path: '/tmp/worker-sandbox-test/ENG-42', createdNow: false },
       }),
       afterRun: async () => null,
+      runCommand: async () => notRun('[no commands in this test]'),
     } as unknown as Workspaces,
     host: o.host ?? null,
     proofs: o.proofs ?? new MemoryProofStore(),

@@ -21,6 +21,7 @@ import { runWorker, type WorkerDeps } from '../../src/orchestrator/worker.js';
 import { DEFAULT_CONTINUATION_PROMPT } from '../../src/prompt/render.js';
 import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
 import { loadWorkflow, type Workflow } from '../../src/workflow/load.js';
+import { notRun } from '../../src/workspace/place.js';
 
 const ISSUE: Issue = { ...SAMPLE_ISSUE, state: 'In Progress' };
 
@@ -109,6 +110,7 @@ function deps(adapter: AgentAdapter): WorkerDeps {
   const workspaces = {
     prepare: async () => ({ ok: true, workspace: { path: '/tmp/worker-test/ENG-42', createdNow: false } }),
     afterRun: async () => null,
+    runCommand: async () => notRun('[no commands in this test]'),
   } as unknown as Workspaces;
   const quiet = () => undefined;
   return {

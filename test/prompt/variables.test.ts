@@ -14,7 +14,8 @@ describe('promptVariables', () => {
     expect(Object.keys(v).sort()).toEqual([...PROMPT_VARIABLE_NAMES].sort());
     expect(v.attempt).toBeNull();
     expect(v.run).toEqual({ turn: 1, max_turns: 5, is_continuation: false });
-    expect(v.workspace).toEqual({ path: '/w' });
+    expect(v.workspace).toEqual({ path: '/w', status_file: '/w/.orchestrator/status' });
+    expect([v.ci_failure, v.review_comments, v.merge_conflict]).toEqual([null, null, null]);
   });
 
   it.each([

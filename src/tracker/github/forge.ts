@@ -72,6 +72,11 @@ export class GithubForge implements ForgeAdapter {
     this.limits = { maxPages: config.maxPages, capName: 'github.max_pages', warn: this.warn };
   }
 
+  closingReference(issueId: string): string | null {
+    // The forge is the tracker's own repository, so the short form names the issue.
+    return /^\d+$/.test(issueId) ? `Closes #${issueId}` : null;
+  }
+
   async openOrUpdatePullRequest(spec: PullRequestSpec): Promise<PullRequestRef> {
     const what = `open a pull request for branch "${spec.branch}"`;
     const found = await this.openPullOf(spec.branch, what);

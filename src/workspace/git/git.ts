@@ -98,6 +98,41 @@ export class WorkspaceGit {
     return { ok: true, value: { text, bytes: whole.length, truncated } };
   }
 
+  /**
+   * Commits every change of the work tree (ignored files aside) as the orchestrator; the
+   * repository's own identity is used when it has one. Nothing to commit is not a failure.
+   */
+  async commitAll(message: string): Promise<GitResult<boolean>> {
+    const changed = await this.changedPaths();
+    if (!changed.ok) return changed;
+    if (changed.value.length === 0) return { ok: true, value: false };
+    const added = await this.run(['add', '--all', '--', '.']);
+    if (!added.ok) return added;
+    const named = (await this.run(['config', 'user.email'])).ok;
+    const identity = named ? [] : ['-c', 'user.name=orchestrator', '-c', 'user.email=orchestrator@localhost'];
+    const committed = await this.run([...identity, 'commit', '--quiet', '--no-verify', '-m', message]);
+    return committed.ok ? { ok: true, value: true } : committed;
+  }
+
+  /** The ref a branch's new commits are counted from: `<remote>/<base>` when fetched, else `base`. */
+  async baseRef(base: string, remote: string): Promise<string> {
+    return (await this.hasRef(`refs/remotes/${remote}/${base}`)) ? `${remote}/${base}` : base;
+  }
+
+  /** Fetches `branch` of `remote` with `token` as the password (never in argv, URL or config). */
+  async fetch(remote: string, branch: string, token: string): Promise<GitResult<string>> {
+    const askpass = createAskpass(token);
+    try {
+      return await this.run(
+        ['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`],
+        askpass.env,
+        token,
+      );
+    } finally {
+      askpass.dispose();
+    }
+  }
+
   /** Pushes HEAD to `branch` on `remote` with `token` as the password (never in argv, URL or config). */
   async push(remote: string, branch: string, token: string): Promise<GitResult<string>> {
     const askpass = createAskpass(token);
