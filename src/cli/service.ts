@@ -10,6 +10,7 @@ import { registerSecrets } from '../agent/core/sanitize.js';
 import { agentKind } from '../agent/registry.js';
 import { spendMicroUsd } from '../agent/usage/index.js';
 import type { Diagnostic } from '../domain/diagnostic.js';
+import type { ForgeAdapter } from '../domain/forge.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import { instrumentTracker } from '../observability/instrument-tracker.js';
 import { createLogger, type LogFormat, type LogLevel, maskLine } from '../observability/logger.js';
@@ -144,11 +145,15 @@ export async function runService(
   };
 
   let tracker: Awaited<ReturnType<typeof createTracker>>;
+  // Built whenever the kind has one, so a reload that adds `git:` opens pull requests too.
+  let forge: ForgeAdapter | null = null;
   try {
     const context = {
       warn: (detail: string) => log.warn({ tracker: config.tracker.kind, detail }, 'tracker warning'),
     };
     tracker = instrumentTracker(await createTracker(config.tracker, context), metrics.trackerRequest);
+    const createForge = trackerKind(config.tracker.kind)?.createForge;
+    if (createForge !== undefined) forge = await createForge(config.tracker, context);
   } catch (error) {
     err(`orchestrator run: ${error instanceof Error ? error.message : String(error)}\n`);
     store.close();
@@ -219,6 +224,7 @@ export async function runService(
     log,
     clock: SYSTEM_CLOCK,
     observe,
+    forge,
   });
   const service = orchestrator;
 

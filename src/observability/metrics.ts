@@ -42,6 +42,7 @@ const EXIT_KINDS = keys<ExitKind>({
   failed: null,
   cancelled: null,
   budget_exhausted: null,
+  no_changes: null,
 });
 const RECONCILE_ACTIONS = keys<ReconcileAction>({
   stop_terminal: null,
@@ -71,7 +72,17 @@ const AGENT_EVENT_TYPES = keys<AgentEventType>({
   turn_cancelled: null,
   turn_input_required: null,
 });
-const BUDGET_LIMITS = ['max_sessions', 'max_tokens', 'max_cost_usd', 'max_unchanged_sessions'];
+const BUDGET_LIMITS = [
+  'max_sessions',
+  'max_tokens',
+  'max_cost_usd',
+  'max_unchanged_sessions',
+  'require_changes',
+];
+const SELF_REVIEW_STATUSES = ['passed', 'cap_reached', 'error', 'stopped'];
+const PULL_REQUEST_RESULTS = ['opened', 'updated', 'none'];
+const REACTION_KINDS = ['ci_failure', 'review_comments', 'merge_conflict', 'auto_merge', 'poll', 'watch'];
+const REACTION_ACTIONS = ['dispatched', 'escalated', 'merged', 'closed', 'expired', 'error'];
 const RESULTS: readonly TrackerRequestResult[] = ['success', 'error'];
 const TOKEN_TYPES = ['input', 'output', 'cache_read', 'cache_write'] as const;
 
@@ -296,6 +307,29 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['limit'] as const,
     registers,
   });
+  const selfReviews = new Counter({
+    name: name('self_reviews_total'),
+    help: 'Self-review loops ended, by how they ended.',
+    labelNames: ['status'] as const,
+    registers,
+  });
+  const selfReviewIterations = new Counter({
+    name: name('self_review_iterations_total'),
+    help: 'Self-review iterations (a review turn and its verification) run.',
+    registers,
+  });
+  const pushes = new Counter({
+    name: name('pushes_total'),
+    help: 'Runs whose work was pushed, by what happened to the pull request.',
+    labelNames: ['pull_request'] as const,
+    registers,
+  });
+  const reactions = new Counter({
+    name: name('reactions_total'),
+    help: 'Pull-request reaction actions, by reaction kind and action.',
+    labelNames: ['kind', 'action'] as const,
+    registers,
+  });
   const turns = new Counter({
     name: name('turns_total'),
     help: 'Agent turns finished and recorded.',
@@ -337,6 +371,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
     for (const tool_kind of TOOL_KINDS) toolCalls.inc({ tool_kind, result }, 0);
   }
   for (const limit of BUDGET_LIMITS) budgetExhausted.inc({ limit }, 0);
+  for (const status of SELF_REVIEW_STATUSES) selfReviews.inc({ status }, 0);
+  for (const pull_request of PULL_REQUEST_RESULTS) pushes.inc({ pull_request }, 0);
+  for (const kind of REACTION_KINDS)
+    for (const action of REACTION_ACTIONS) reactions.inc({ kind, action }, 0);
   for (const type of AGENT_EVENT_TYPES) agentEvents.inc({ type }, 0);
 
   const models = new Set<string>();
@@ -375,6 +413,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
         return;
       case 'budget_exhausted':
         budgetExhausted.inc({ limit: bounded(observation.limit, BUDGET_LIMITS) });
+        return;
+      case 'self_review':
+        selfReviews.inc({ status: observation.status });
+        selfReviewIterations.inc(observation.iterations);
+        return;
+      case 'published':
+        pushes.inc({ pull_request: observation.pullRequest });
+        return;
+      case 'reaction':
+        reactions.inc({ kind: observation.kind, action: observation.action });
         return;
       case 'tokens': {
         const model = modelLabel(observation.model);

@@ -145,8 +145,17 @@ export function unchangedVerdict(
   };
 }
 
+/** The stop of a run that left nothing to hand off (`git.require_changes`). */
+export const REQUIRE_CHANGES_LIMIT = 'require_changes';
+
 /** The comment posted once when a budget stops an issue: why, and how to go on. */
 export function budgetStopComment(limit: string, detail: string): string {
+  if (limit === REQUIRE_CHANGES_LIMIT) {
+    return [
+      `Orchestrator did not hand this issue off (${limit}): ${detail}.`,
+      'It will not be dispatched again until a person moves it to another state (set git.require_changes: false in WORKFLOW.md to hand off runs without changes).',
+    ].join('\n');
+  }
   if (limit !== UNCHANGED_LIMIT) {
     return `Orchestrator budget exhausted (${limit}): ${detail}. The issue will not be dispatched again until the budget is raised.`;
   }

@@ -11,6 +11,7 @@
  */
 import { type ErrorKind, retryDecision } from '../domain/errors.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs, usageLimitDelayMs } from './backoff.js';
+import { REQUIRE_CHANGES_LIMIT } from './budget.js';
 
 /** The agent's final message that turns a run into a question for a person. */
 export const BLOCKED_PREFIX = 'BLOCKED:';
@@ -28,7 +29,9 @@ export type WorkerExit =
     }
   /** Stopped by the orchestrator (reconciliation or shutdown). */
   | { type: 'cancelled'; reason: string; sessionId: string | null; turns: number }
-  | { type: 'budget_exhausted'; limit: string; detail: string; sessionId: string | null; turns: number };
+  | { type: 'budget_exhausted'; limit: string; detail: string; sessionId: string | null; turns: number }
+  /** `git.require_changes`: the run ended normally with no commit and no change to hand off. */
+  | { type: 'no_changes'; sessionId: string | null; turns: number };
 
 export interface ExitContext {
   /** The attempt that just ran (1-based; 1 for the first run of the claim). */
@@ -61,7 +64,7 @@ export type ExitAction =
   | { type: 'mark_exhausted'; limit: string; detail: string };
 
 /** The run's outcome as stored and counted. */
-export type ExitKind = 'succeeded' | 'blocked' | 'failed' | 'cancelled' | 'budget_exhausted';
+export type ExitKind = 'succeeded' | 'blocked' | 'failed' | 'cancelled' | 'budget_exhausted' | 'no_changes';
 
 export interface ExitPlan {
   kind: ExitKind;
@@ -165,6 +168,20 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
     }
     case 'cancelled':
       return { kind: 'cancelled', actions: [{ type: 'release' }] };
+    case 'no_changes':
+      // Parked like a budget stop: one comment, no handoff, until a person moves the issue.
+      return {
+        kind: 'no_changes',
+        actions: [
+          {
+            type: 'mark_exhausted',
+            limit: REQUIRE_CHANGES_LIMIT,
+            detail:
+              'the run left no commit beyond the base branch and no change in the workspace, so it was not handed off',
+          },
+          { type: 'release' },
+        ],
+      };
     case 'budget_exhausted':
       return {
         kind: 'budget_exhausted',

@@ -9,6 +9,8 @@ import type { AgentEvent, TokenCounts } from '../domain/agent.js';
 import type { Issue } from '../domain/issue.js';
 import type { ExitKind } from './exit-policy.js';
 import type { RetryReason } from './ports.js';
+import type { ReactionKind } from './reactions/types.js';
+import type { SelfReviewStatus } from './self-review/loop.js';
 
 export type ReconcileAction = 'stop_terminal' | 'stop_inactive' | 'stop_missing' | 'sweep_cleanup';
 export type TrackerWriteResult = 'success' | 'error';
@@ -44,6 +46,15 @@ export type Observation =
   | { type: 'tokens'; model: string; delta: TokenCounts }
   | { type: 'agent_event'; issue: Issue; event: AgentEvent }
   /** A turn finished and is recorded. */
-  | { type: 'turn'; issueId: string; turn: number };
+  | { type: 'turn'; issueId: string; turn: number }
+  /** A run's self-review loop ended. */
+  | { type: 'self_review'; status: SelfReviewStatus; iterations: number }
+  /** A run's work was pushed; `pullRequest` says what happened to its pull request. */
+  | { type: 'published'; pullRequest: 'opened' | 'updated' | 'none' }
+  /** A pull-request reaction acted (`kind` also `poll` and `watch` for the watch itself). */
+  | { type: 'reaction'; kind: ReactionKind | 'poll' | 'watch'; action: ReactionAction };
+
+/** What a reaction did. */
+export type ReactionAction = 'dispatched' | 'escalated' | 'merged' | 'closed' | 'expired' | 'error';
 
 export type Observer = (observation: Observation) => void;

@@ -18,8 +18,12 @@ import {
 import type { AgentAdapter, AgentEvent, TokenCounts, TurnResult, UsageProvenance } from '../domain/agent.js';
 import { ZERO_TOKENS } from '../domain/agent.js';
 import { type ErrorKind, type HoldRelease, holdRelease, TrackerError } from '../domain/errors.js';
+import type { ForgeAdapter } from '../domain/forge.js';
 import type { Issue } from '../domain/issue.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
+import type { ReactionRequest, ScmRecord } from '../persistence/index.js';
+import type { ReactionVariables } from '../prompt/reaction-variables.js';
+import { REACTION_KINDS, type ServiceConfig } from '../workflow/config.js';
 import type { Workflow } from '../workflow/load.js';
 import { workspaceKey } from '../workspace/keys.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
@@ -28,6 +32,7 @@ import {
   budgetStopComment,
   budgetVerdict,
   nextUnchangedRun,
+  REQUIRE_CHANGES_LIMIT,
   sessionChange,
   type UnchangedRun,
   type UnchangedVerdict,
@@ -48,7 +53,11 @@ import type {
   RetryReason,
   Workspaces,
 } from './ports.js';
+import type { PublishedWork } from './publish.js';
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
+import type { ReactionDecision } from './reactions/types.js';
+import { reactionVariables } from './reactions/variables.js';
+import { PullWatcher } from './reactions/watcher.js';
 import { missingLabels, missingLabelsText } from './required-labels.js';
 import { stateClassifier } from './states.js';
 import { budgetText, MAX_PARKED, parkedEntry, type WaitingEntry, waitingFromPlan } from './waiting.js';
@@ -92,6 +101,8 @@ export interface OrchestratorDeps {
   clock: Clock;
   /** Told of every dispatch, exit, retry, tick and agent event, after the store has it. */
   observe?: Observer;
+  /** Where pull requests are opened and watched; absent or null when the tracker has no forge. */
+  forge?: ForgeAdapter | null;
 }
 
 /** A session the orchestrator is running, as the API and dashboard show it. */
@@ -216,10 +227,59 @@ export class Orchestrator {
   /** Issues moved to the blocked state for a person, until the tracker shows them elsewhere. */
   private readonly parked = new Map<string, WaitingEntry>();
 
+  /** Watches the pull requests of the `git:` loop; null without a forge. */
+  private readonly pulls: PullWatcher | null;
+
   constructor(private readonly deps: OrchestratorDeps) {
     this.observe = deps.observe ?? (() => undefined);
     this.hosts = new HostPool({ nowMs: () => deps.clock.nowMs() });
     this.configureHosts();
+    const forge = deps.forge ?? null;
+    this.pulls =
+      forge === null
+        ? null
+        : new PullWatcher({
+            scm: deps.store.scm,
+            forge,
+            tracker: deps.tracker,
+            config: () => deps.workflow.current().config,
+            log: deps.log,
+            nowMs: () => deps.clock.nowMs(),
+            observe: (o) => this.observe(o),
+            busy: (issueId) =>
+              this.running.has(issueId) || this.claimed.has(issueId) || this.retries.has(issueId),
+            queueFix: (watch, decision) => this.queueFix(watch, decision),
+            storeRefused: (error) => this.storeRefused(error),
+          });
+  }
+
+  /**
+   * Queues a reaction's fix run: the reaction's memory and the retry are one write, so a
+   * restart neither loses the run nor queues the same feedback again.
+   */
+  private queueFix(watch: ScmRecord, decision: Extract<ReactionDecision, { type: 'dispatch' }>): void {
+    const { store, clock } = this.deps;
+    const memory = decision.memory[decision.kind];
+    const entry: RetryEntry = {
+      issueId: watch.issueId,
+      identifier: watch.identifier,
+      attempt: (store.runsForIssue(watch.issueId, 1)[0]?.attempt ?? 0) + 1,
+      dueAtMs: clock.nowMs(),
+      reason: 'reaction',
+      lastError: null,
+      previousHost: HOST_LOCAL,
+      sessionId: store.sessionFor(watch.issueId)?.sessionId ?? null,
+      reaction: {
+        kind: decision.kind,
+        fingerprint: decision.fingerprint,
+        variables: { ...reactionVariables(decision) },
+      },
+    };
+    store.transaction(() => {
+      if (memory !== undefined) store.scm.saveMemory(watch.issueId, decision.kind, memory);
+      store.saveRetry(entry);
+    });
+    this.scheduleRetry(entry, true, false);
   }
 
   /** Applies the current `worker.*` host settings (every tick: they hot-reload). */
@@ -596,6 +656,11 @@ export class Orchestrator {
       },
     );
     this.ticks += 1;
+    if (this.pulls !== null && !this.stopping) {
+      const polling = this.pulls.poll().then(() => this.onChange());
+      this.inFlight.add(polling);
+      void polling.finally(() => this.inFlight.delete(polling));
+    }
     log.debug(
       { candidates: candidates.length, running: this.running.size, retrying: this.retries.size },
       'tick completed',
@@ -802,7 +867,14 @@ export class Orchestrator {
         }
         return true;
       }
-      if (budgetVerdict(budget, limits, true).exhausted) return true;
+      // A run with nothing to hand off stays parked until a person moves the issue.
+      if (budget.exhaustedReason?.startsWith(`${REQUIRE_CHANGES_LIMIT}:`)) {
+        if (
+          budget.exhaustedState === null ||
+          budget.exhaustedState.toLowerCase() === issue.state.toLowerCase()
+        )
+          return true;
+      } else if (budgetVerdict(budget, limits, true).exhausted) return true;
       if (this.unchangedVerdictFor(unchangedRunOf(budget), issue.state).exhausted) return true;
       this.write('budget stop lifted', () => store.clearExhaustion(budget.issueId));
       log.info(
@@ -823,11 +895,17 @@ export class Orchestrator {
     };
   }
 
-  private async exhaust(issueId: string, identifier: string, limit: string, detail: string): Promise<void> {
+  private async exhaust(
+    issueId: string,
+    identifier: string,
+    limit: string,
+    detail: string,
+    state: string | null = null,
+  ): Promise<void> {
     const { store, clock, log, tracker } = this.deps;
     let firstReport: boolean;
     try {
-      store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString());
+      store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString(), state);
       // True exactly once per exhaustion: the issue gets one comment, not one per tick.
       firstReport = store.markExhaustionReported(issueId);
     } catch (error) {
@@ -854,9 +932,10 @@ export class Orchestrator {
     attempt: number,
     resumeSessionId: string | null,
     host: string | null,
+    reaction: ReactionRequest | null = null,
   ): void {
     try {
-      this.dispatch(issue, attempt, resumeSessionId, host);
+      this.dispatch(issue, attempt, resumeSessionId, host, reaction);
     } catch (error) {
       if (this.running.delete(issue.id) && host !== null) this.hosts.release(host);
       this.claimed.delete(issue.id);
@@ -873,6 +952,7 @@ export class Orchestrator {
     attempt: number,
     resumeSessionId: string | null,
     hostName: string | null,
+    reaction: ReactionRequest | null,
   ): void {
     const { store, clock, log } = this.deps;
     const workflow = this.deps.workflow.current();
@@ -892,6 +972,7 @@ export class Orchestrator {
         agentKind: workflow.config.agent.kind,
         workspace: '',
         startedAt: new Date(startedAtMs).toISOString(),
+        reaction: reaction?.kind ?? null,
       });
       store.addIssueSpend(issue.id, { sessions: 1, tokens: 0, costMicroUsd: 0 });
       store.addTotals({
@@ -930,7 +1011,13 @@ export class Orchestrator {
     this.observe({ type: 'dispatched', issue, attempt, host });
     const budgetBefore = store.issueBudget(issue.id);
     entry.done = runWorker(
-      { issue, attempt, resumeSessionId, workflow },
+      {
+        issue,
+        attempt,
+        resumeSessionId,
+        workflow,
+        reaction: reaction === null ? null : (reaction.variables as unknown as ReactionVariables),
+      },
       {
         tracker: this.deps.tracker,
         adapter: this.deps.agent.adapter,
@@ -969,6 +1056,9 @@ export class Orchestrator {
           this.onChange();
         },
         budgetAfterTurn: (result) => this.budgetAfterTurn(budgetBefore, result),
+        forge: this.deps.forge ?? null,
+        // The tracker's token is the forge's: the push authenticates with it, through askpass.
+        forgeToken: workflow.config.tracker.apiKey,
       },
       controller.signal,
     ).then(
@@ -1287,6 +1377,8 @@ export class Orchestrator {
           unaccountedTurns: outcome.unaccountedTurns,
           endedAt: new Date(endedMs).toISOString(),
         });
+        if (outcome.review) store.setRunReview(entry.runId, outcome.review);
+        if (outcome.published) store.scm.save(scmRecord(issue, outcome.published, watchesPulls(config)));
         store.addIssueSpend(issue.id, { sessions: 0, tokens: newUsage.totalTokens, costMicroUsd: cost ?? 0 });
         store.addTotals({
           tokens: newUsage,
@@ -1335,6 +1427,21 @@ export class Orchestrator {
       },
       'worker exited',
     );
+    if (outcome.review) {
+      this.observe({
+        type: 'self_review',
+        status: outcome.review.status,
+        iterations: outcome.review.iterations.length,
+      });
+    }
+    if (outcome.published?.pushed) {
+      const pull = outcome.published.pullRequest;
+      this.observe({
+        type: 'published',
+        pullRequest: pull === null ? 'none' : pull.opened ? 'opened' : 'updated',
+      });
+      this.pulls?.pushed(issue.id);
+    }
     this.observe({
       type: 'worker_exited',
       issue,
@@ -1371,11 +1478,16 @@ export class Orchestrator {
     if (transition?.purpose === 'blocked' && exit.type === 'completed') {
       this.park(issue, transition.state, exit.finalMessage);
     }
-    for (const action of plan.actions) await this.apply(issue, action, retryEntry);
+    for (const action of plan.actions) await this.apply(issue, action, retryEntry, outcome.lastState);
     this.onChange();
   }
 
-  private async apply(issue: Issue, action: ExitAction, retryEntry: RetryEntry | null): Promise<void> {
+  private async apply(
+    issue: Issue,
+    action: ExitAction,
+    retryEntry: RetryEntry | null,
+    lastState: string,
+  ): Promise<void> {
     const { tracker, log } = this.deps;
     const fields = { issue_id: issue.id, issue_identifier: issue.identifier };
     switch (action.type) {
@@ -1418,7 +1530,13 @@ export class Orchestrator {
         if (!this.pendingTransitions.has(issue.id)) this.release(issue.id);
         return;
       case 'mark_exhausted':
-        await this.exhaust(issue.id, issue.identifier, action.limit, action.detail);
+        await this.exhaust(
+          issue.id,
+          issue.identifier,
+          action.limit,
+          action.detail,
+          action.limit === REQUIRE_CHANGES_LIMIT ? lastState : null,
+        );
         return;
     }
   }
@@ -1491,8 +1609,8 @@ export class Orchestrator {
    * Persists the retry first, then arms its timer; a later retry replaces an earlier one.
    * A wait for a free slot is not a new retry and is not reported as one.
    */
-  private scheduleRetry(entry: RetryEntry, report = true): void {
-    this.write('retry', () => this.deps.store.saveRetry(entry));
+  private scheduleRetry(entry: RetryEntry, report = true, save = true): void {
+    if (save) this.write('retry', () => this.deps.store.saveRetry(entry));
     this.claimed.add(entry.issueId);
     this.deps.log.info(
       {
@@ -1581,8 +1699,34 @@ export class Orchestrator {
       this.onChange();
       return;
     }
+    let stateClass = stateClassifier(config.tracker)(issue.state);
+    const blockedState = config.tracker.blockedState?.toLowerCase();
+    if (
+      entry.reason === 'reaction' &&
+      stateClass !== 'active' &&
+      stateClass !== 'terminal' &&
+      issue.state.toLowerCase() !== blockedState
+    ) {
+      // The issue waits in review: the fix run brings it back to work (and hands it off again).
+      const back = config.tracker.inProgressState ?? config.tracker.activeStates[0];
+      if (back !== undefined) {
+        try {
+          await this.deps.tracker.transitionIssue(issueId, back);
+          this.observe({ type: 'transition', purpose: 'in_progress', result: 'success' });
+          issue = { ...issue, state: back };
+          stateClass = 'active';
+        } catch (error) {
+          this.observe({ type: 'transition', purpose: 'in_progress', result: 'error' });
+          reschedule(
+            `moving the issue back to ${back} for its fix run failed: ${describe(error)}`,
+            'reaction',
+          );
+          this.onChange();
+          return;
+        }
+      }
+    }
     const state = issue.state.toLowerCase();
-    const stateClass = stateClassifier(config.tracker)(issue.state);
     const terminal = stateClass === 'terminal';
     if (stateClass !== 'active') {
       this.release(issueId);
@@ -1634,8 +1778,29 @@ export class Orchestrator {
     }
     this.write('retry', () => this.deps.store.deleteRetry(issueId));
     // Failure retries are saved without a session, so only continuations resume one.
-    this.dispatchSafely(issue, entry.attempt, entry.sessionId, host);
+    this.dispatchSafely(issue, entry.attempt, entry.sessionId, host, entry.reaction ?? null);
   }
+}
+
+/** Whether the workflow reacts to pull requests (so a new one is watched). */
+function watchesPulls(config: ServiceConfig): boolean {
+  return REACTION_KINDS.some((kind) => config.reactions[kind] !== undefined);
+}
+
+/** The branch record of a run's published work. */
+function scmRecord(issue: Issue, work: PublishedWork, watch: boolean): ScmRecord {
+  return {
+    issueId: issue.id,
+    identifier: issue.identifier,
+    branch: work.branch,
+    base: work.base,
+    headSha: work.headSha,
+    prNumber: work.pullRequest?.number ?? null,
+    prUrl: work.pullRequest?.url ?? null,
+    pushedAtMs: work.pushedAtMs,
+    watching: watch && work.pullRequest !== null,
+    endedReason: null,
+  };
 }
 
 /** The observation of a lifecycle comment, less its result. */

@@ -57,6 +57,9 @@ export type OrchestratorStore = Pick<
   | 'clearExhaustion'
   | 'setUnchangedRun'
   | 'addTotals'
+  | 'scm'
+  | 'setRunReview'
+  | 'sessionFor'
 >;
 
 /** The workspace operations a worker and the owner use. */

@@ -18,20 +18,28 @@ import {
   AgentError,
   type AgentEvent,
   type AgentSession,
+  type TurnOutcome,
   type TurnResult,
   ZERO_TOKENS,
 } from '../domain/agent.js';
 import { type ErrorKind, TrackerError } from '../domain/errors.js';
+import type { ForgeAdapter } from '../domain/forge.js';
 import type { Issue } from '../domain/issue.js';
 import type { RemoteHost } from '../domain/remote.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import { turnPromptBounded } from '../prompt/bounded-render.js';
+import type { ReactionVariables } from '../prompt/reaction-variables.js';
 import { promptVariables } from '../prompt/variables.js';
 import type { Workflow } from '../workflow/load.js';
+import { WorkspaceGit } from '../workspace/git/git.js';
+import { prepareSignalDir, readStatusSignal, SIGNAL_DIR, type StatusSignal } from '../workspace/signals.js';
 import type { BudgetVerdict } from './budget.js';
 import { BLOCKED_PREFIX, type WorkerExit } from './exit-policy.js';
 import type { Observer } from './observations.js';
 import type { Logger, TurnRecord, Workspaces } from './ports.js';
+import { branchName, type PublishedWork, publishWork } from './publish.js';
+import type { SelfReviewOutcome } from './self-review/loop.js';
+import { selfReview } from './self-review/run.js';
 import { stateClassifier } from './states.js';
 
 export interface WorkerJob {
@@ -41,6 +49,8 @@ export interface WorkerJob {
   resumeSessionId: string | null;
   /** The workflow frozen for this attempt: a reload applies to the next dispatch. */
   workflow: Workflow;
+  /** The feedback a reaction run carries to its prompts; null for a run from the tracker. */
+  reaction?: ReactionVariables | null;
 }
 
 export interface WorkerDeps {
@@ -67,6 +77,10 @@ export interface WorkerDeps {
   onTurn(record: TurnRecord): void;
   /** Checked between turns with the session's run-cumulative result so far. */
   budgetAfterTurn(result: TurnResult): BudgetVerdict;
+  /** Where pull requests are opened (`git.pull_request`); null when the tracker has no forge. */
+  forge?: ForgeAdapter | null;
+  /** The token a push authenticates with (the tracker's); '' when the remote asks none. */
+  forgeToken?: string;
 }
 
 export interface WorkerOutcome {
@@ -79,6 +93,10 @@ export interface WorkerOutcome {
   /** The session's final figures (run-cumulative); null when no turn ran. */
   lastResult: TurnResult | null;
   unaccountedTurns: number;
+  /** What was pushed and opened after the run; null when nothing was (no `git:`, a failure). */
+  published?: PublishedWork | null;
+  /** The self-review loop's record; null when it did not run. */
+  review?: SelfReviewOutcome | null;
 }
 
 /** Runs one attempt; resolves with its exit, never rejects for expected failures. */
@@ -97,6 +115,8 @@ export async function runWorker(
   let turns = 0;
   let sessionId: string | null = job.resumeSessionId;
   let workspacePath: string | null = null;
+  let published: PublishedWork | null = null;
+  let review: SelfReviewOutcome | null = null;
   const classify = stateClassifier(config.tracker);
   const isActive = (state: string) => classify(state) === 'active';
   const finish = (exit: WorkerExit): WorkerOutcome => ({
@@ -106,6 +126,8 @@ export async function runWorker(
     workspace: workspacePath,
     lastResult,
     unaccountedTurns,
+    published,
+    review,
   });
   const failed = (
     kind: ErrorKind | undefined,
@@ -157,7 +179,48 @@ export async function runWorker(
   workspacePath = workspace;
   deps.onWorkspace(workspace);
 
+  // Signal files and git live in a workspace on this machine; on an SSH host neither is read.
+  const local = deps.host === null;
+  const git = local ? config.git : null;
+  const maxTurns = Math.max(1, config.agent.maxTurns);
+  const varsFor = (turn: number) =>
+    promptVariables({
+      issue,
+      attempt: job.attempt,
+      turn,
+      maxTurns,
+      workspacePath: workspace,
+      reaction: job.reaction ?? null,
+    });
   try {
+    if (signal.aborted) return cancelled();
+    if (local) {
+      try {
+        prepareSignalDir(workspace);
+      } catch (error) {
+        return failed('workspace_io_failed', `preparing ${SIGNAL_DIR} failed: ${describe(error)}`);
+      }
+    }
+    let branch = '';
+    const repo = git === null ? null : new WorkspaceGit(workspace);
+    if (git !== null && repo !== null) {
+      if (!(await repo.isRepository())) {
+        return failed(
+          'git_not_a_repository',
+          `git: is set, but the workspace ${workspace} is not a git work tree: clone the repository in hooks.after_create`,
+        );
+      }
+      const named = branchName(git, varsFor(1));
+      if (!named.ok) return failed('prompt_render_failed', named.message);
+      branch = named.branch;
+      if (job.reaction?.merge_conflict) {
+        // The agent merges the base in; it has no token to fetch it, so the orchestrator does.
+        const fetched = await repo.fetch(git.remote, git.baseBranch, deps.forgeToken ?? '');
+        if (!fetched.ok) return failed(fetched.code, fetched.message);
+      }
+      const checkedOut = await repo.checkoutBranch(branch, git.baseBranch, git.remote);
+      if (!checkedOut.ok) return failed(checkedOut.code, checkedOut.message);
+    }
     if (signal.aborted) return cancelled();
     const start = {
       workspacePath: workspace,
@@ -222,68 +285,81 @@ export async function runWorker(
       if (error instanceof AgentError) return failed(error.kind, error.detail, error.resetAtMs);
       return failed('response_error', describe(error));
     }
+    /** Runs one turn on the session and records it; the caller decides what follows. */
+    const playTurn = async (prompt: string): Promise<TurnOutcome> => {
+      const turn = turns + 1;
+      const startedAt = new Date(deps.nowMs()).toISOString();
+      firstTurnState ??= lastState;
+      deps.onTurnStart(turn);
+      deps.log.info({ ...fields, turn, session_id: session.sessionId }, 'turn started');
+      const outcome = await deps.adapter.runTurn(session, { prompt, issue, onEvent: deps.onEvent, signal });
+      turns = turn;
+      lastResult = outcome.result;
+      if (outcome.result.sessionId !== '') sessionId = outcome.result.sessionId;
+      if (outcome.result.spendUnaccounted) unaccountedTurns += 1;
+      if (outcome.result.spendUnaccounted && !outcome.result.usageMeasured) {
+        // The runtime produced output but no usage figure: the spend is unknown, not zero.
+        deps.log.warn(
+          { ...fields, turn, session_id: sessionId, kind: config.agent.kind },
+          'spend_unreported',
+        );
+      }
+      deps.onTurn({
+        turn,
+        startedAt,
+        endedAt: new Date(deps.nowMs()).toISOString(),
+        result: outcome.result,
+        errorKind: outcome.error?.kind ?? null,
+        error: outcome.error?.detail ?? null,
+      });
+      deps.log.info(
+        {
+          ...fields,
+          turn,
+          session_id: sessionId,
+          exit_reason: outcome.result.exitReason,
+          error_kind: outcome.error?.kind,
+        },
+        'turn ended',
+      );
+      return outcome;
+    };
+    /** The agent's status signal after a turn (read on this machine only). */
+    const statusSignal = (): StatusSignal | null => {
+      if (!local) return null;
+      const read = readStatusSignal(workspace);
+      if (read.kind === 'ignored') deps.log.warn({ ...fields, reason: read.reason }, 'status signal ignored');
+      return read.kind === 'read' ? read.value : null;
+    };
     try {
-      const maxTurns = Math.max(1, config.agent.maxTurns);
+      let finalMessage = '';
+      let askedForReview = false;
       for (let turn = 1; turn <= maxTurns; turn++) {
         if (signal.aborted) return cancelled();
-        const vars = promptVariables({
-          issue,
-          attempt: job.attempt,
-          turn,
-          maxTurns,
-          workspacePath: workspace,
-        });
         // Bounded: a runaway template must not freeze the API and the other workers.
-        const rendered = await turnPromptBounded(template, vars);
+        const rendered = await turnPromptBounded(template, varsFor(turn));
         if (!rendered.ok) {
           return failed('prompt_render_failed', rendered.diagnostics.map((d) => d.message).join('; '));
         }
-        const startedAt = new Date(deps.nowMs()).toISOString();
-        firstTurnState ??= lastState;
-        deps.onTurnStart(turn);
-        deps.log.info({ ...fields, turn, session_id: session.sessionId }, 'turn started');
-        const outcome = await deps.adapter.runTurn(session, {
-          prompt: rendered.text,
-          issue,
-          onEvent: deps.onEvent,
-          signal,
-        });
-        turns = turn;
-        lastResult = outcome.result;
-        if (outcome.result.sessionId !== '') sessionId = outcome.result.sessionId;
-        if (outcome.result.spendUnaccounted) unaccountedTurns += 1;
-        if (outcome.result.spendUnaccounted && !outcome.result.usageMeasured) {
-          // The runtime produced output but no usage figure: the spend is unknown, not zero.
-          deps.log.warn(
-            { ...fields, turn, session_id: sessionId, kind: config.agent.kind },
-            'spend_unreported',
-          );
-        }
-        deps.onTurn({
-          turn,
-          startedAt,
-          endedAt: new Date(deps.nowMs()).toISOString(),
-          result: outcome.result,
-          errorKind: outcome.error?.kind ?? null,
-          error: outcome.error?.detail ?? null,
-        });
-        deps.log.info(
-          {
-            ...fields,
-            turn,
-            session_id: sessionId,
-            exit_reason: outcome.result.exitReason,
-            error_kind: outcome.error?.kind,
-          },
-          'turn ended',
-        );
+        const outcome = await playTurn(rendered.text);
         if (signal.aborted) return cancelled();
         if (outcome.error !== undefined) {
           return failed(outcome.error.kind, outcome.error.detail, outcome.error.resetAtMs);
         }
-        const finalMessage = outcome.result.finalMessage;
+        finalMessage = outcome.result.finalMessage;
         if (finalMessage.trim().startsWith(BLOCKED_PREFIX)) {
           return finish({ type: 'completed', finalMessage, sessionId, turns });
+        }
+        const status = statusSignal();
+        if (status === 'blocked') {
+          deps.log.info({ ...fields, turn, signal: status }, 'the agent signalled a stop');
+          const question = finalMessage.trim() || `the agent wrote "blocked" to ${SIGNAL_DIR}/status`;
+          return finish({
+            type: 'completed',
+            finalMessage: `${BLOCKED_PREFIX} ${question}`,
+            sessionId,
+            turns,
+          });
         }
         const budget = deps.budgetAfterTurn(outcome.result);
         if (budget.exhausted) {
@@ -307,16 +383,94 @@ export async function runWorker(
           const kind = error instanceof TrackerError ? error.kind : 'tracker_transport_error';
           return failed(kind, `refreshing the issue state failed: ${describe(error)}`);
         }
-        if (!isActive(lastState) || turn === maxTurns) {
-          return finish({ type: 'completed', finalMessage, sessionId, turns });
+        if (status === 'needs-human-review') {
+          deps.log.info({ ...fields, turn, signal: status }, 'the agent signalled a stop');
+          askedForReview = true;
+          break;
+        }
+        if (!isActive(lastState)) break;
+      }
+
+      if (config.selfReview.enabled && local && !askedForReview) {
+        review = await selfReview({
+          repo: repo ?? new WorkspaceGit(workspace),
+          baseRef: git === null ? null : await (repo as WorkspaceGit).baseRef(git.baseBranch, git.remote),
+          settings: config.selfReview,
+          issue,
+          attempt: job.attempt,
+          workspace,
+          workspaces: deps.workspaces,
+          signal,
+          playTurn,
+          budgetAfterTurn: deps.budgetAfterTurn,
+        });
+        deps.log.info(
+          {
+            ...fields,
+            status: review.status,
+            iterations: review.iterations.length,
+            verdict: review.finalVerdict,
+          },
+          'self-review ended',
+        );
+        if (signal.aborted) return cancelled();
+        if (review.status === 'stopped' && statusSignal() === 'blocked') {
+          const question =
+            (lastResult as TurnResult | null)?.finalMessage.trim() ||
+            `the agent wrote "blocked" to ${SIGNAL_DIR}/status`;
+          return finish({
+            type: 'completed',
+            finalMessage: `${BLOCKED_PREFIX} ${question}`,
+            sessionId,
+            turns,
+          });
         }
       }
-      return finish({ type: 'completed', finalMessage: lastResult?.finalMessage ?? '', sessionId, turns });
+
+      if (git !== null && repo !== null) {
+        const outcome = await publishWork(
+          { issue, git, branch, workspace, vars: varsFor(turns) },
+          { git: repo, forge: deps.forge ?? null, token: deps.forgeToken ?? '', nowMs: deps.nowMs },
+        );
+        if (outcome.type === 'failed') {
+          deps.log.warn(
+            { ...fields, error_kind: outcome.kind, error: outcome.message },
+            'publishing the work failed',
+          );
+          return failed(outcome.kind, outcome.message);
+        }
+        if (outcome.type === 'no_changes') {
+          deps.log.info({ ...fields, branch }, 'the run left no commit and no change');
+          if (git.requireChanges) return finish({ type: 'no_changes', sessionId, turns });
+        } else {
+          published = outcome.work;
+          deps.log.info(
+            {
+              ...fields,
+              branch,
+              head_sha: outcome.work.headSha,
+              pushed: outcome.work.pushed,
+              pull_request: outcome.work.pullRequest?.number ?? null,
+            },
+            outcome.work.pullRequest?.opened ? 'pull request opened' : 'work published',
+          );
+        }
+      }
+      // A self-review turn may have been the last: its message is the run's.
+      const last = lastResult as TurnResult | null;
+      return finish({
+        type: 'completed',
+        finalMessage: last?.finalMessage ?? finalMessage,
+        sessionId,
+        turns,
+      });
     } finally {
       await deps.adapter.stopSession(session).catch(() => undefined);
     }
   } finally {
-    const hook = await deps.workspaces.afterRun(workspace, issue, job.attempt);
+    const hook = await deps.workspaces.afterRun(workspace, issue, job.attempt, {
+      ORCHESTRATOR_SELF_REVIEW_STATUS: review?.status ?? 'disabled',
+    });
     if (hook !== null && !hook.ok) {
       deps.log.warn(
         { ...fields, hook: 'after_run', exit_code: hook.exitCode, timed_out: hook.timedOut },

@@ -26,6 +26,8 @@ export const RUN_EXIT_KINDS = [
   'interrupted',
   'budget_exhausted',
   'released',
+  /** `git.require_changes`: nothing to hand off. */
+  'no_changes',
 ] as const;
 export type RunExitKind = (typeof RUN_EXIT_KINDS)[number];
 
@@ -184,6 +186,8 @@ export interface IssueBudget extends IssueSpend {
   /** ISO-8601 UTC of the first exhaustion, null while within budget. */
   exhaustedAt: string | null;
   exhaustedReason: string | null;
+  /** The issue's state when a stop that lasts until it moves (`require_changes`) was made; null otherwise. */
+  exhaustedState: string | null;
   /** True once the exhaustion was reported (commented) on the issue. */
   exhaustionReported: boolean;
   /** Sessions in a row that ended with the issue in `unchangedState`, the state their first turn found it in. */
@@ -290,6 +294,7 @@ export interface BudgetRow {
   exhausted_at: string | null;
   exhausted_reason: string | null;
   exhaustion_reported: number;
+  exhausted_state: string | null;
   unchanged_sessions: number;
   unchanged_state: string | null;
 }
@@ -524,6 +529,7 @@ export function budgetFromRow(row: BudgetRow, path: string): IssueBudget {
     costMicroUsd: row.cost_micro_usd,
     exhaustedAt: row.exhausted_at,
     exhaustedReason: row.exhausted_reason,
+    exhaustedState: row.exhausted_state,
     exhaustionReported: bool(row.exhaustion_reported, origin, 'exhaustion_reported'),
     unchangedSessions: row.unchanged_sessions,
     unchangedState: row.unchanged_state,

@@ -16,7 +16,6 @@ import Database from 'better-sqlite3';
 import { type TokenCounts, ZERO_TOKENS } from '../domain/agent.js';
 import { PersistenceError, sqliteCode, toPersistenceError } from './errors.js';
 import { LATEST_SCHEMA_VERSION, type MigrationReport, migrate } from './migrations.js';
-import { ScmTable } from './scm.js';
 import {
   amountsJson,
   type BudgetRow,
@@ -45,6 +44,7 @@ import {
   totalsFromRow,
   turnFromRow,
 } from './records.js';
+import { ScmTable } from './scm.js';
 
 /** How long a write waits for another connection's lock before failing with `busy`. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -164,6 +164,7 @@ function prepareStatements(db: Database.Database) {
     cache_write_tokens, total_tokens, usage_by_model, cost_micro_usd, provenance, unaccounted_turns, reaction,
     review_json`;
   const budgetColumns = `issue_id, sessions, tokens, cost_micro_usd, exhausted_at, exhausted_reason, exhaustion_reported,
+    exhausted_state,
     unchanged_sessions, unchanged_state`;
   return {
     startRun: db.prepare<StartRunParams>(
@@ -290,10 +291,12 @@ function prepareStatements(db: Database.Database) {
     exhaustedIssues: db.prepare<[], BudgetRow>(
       `SELECT ${budgetColumns} FROM issue_budgets WHERE exhausted_at IS NOT NULL ORDER BY issue_id`,
     ),
-    markExhausted: db.prepare<[string, string, string, string]>(
-      `INSERT INTO issue_budgets (issue_id, exhausted_at, exhausted_reason, updated_at) VALUES (?, ?, ?, ?)
+    markExhausted: db.prepare<[string, string, string, string | null, string]>(
+      `INSERT INTO issue_budgets (issue_id, exhausted_at, exhausted_reason, exhausted_state, updated_at)
+       VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (issue_id) DO UPDATE SET exhausted_at = excluded.exhausted_at,
-         exhausted_reason = excluded.exhausted_reason, exhaustion_reported = 0, updated_at = excluded.updated_at
+         exhausted_reason = excluded.exhausted_reason, exhausted_state = excluded.exhausted_state,
+         exhaustion_reported = 0, updated_at = excluded.updated_at
        WHERE issue_budgets.exhausted_at IS NULL`,
     ),
     markExhaustionReported: db.prepare<[string, string]>(
@@ -789,10 +792,10 @@ export class Store {
    * Marks the issue's budget exhausted at `atIso`. True when this call marked it; false when it
    * already was (the first time and reason are kept).
    */
-  markExhausted(issueId: string, reason: string, atIso: string): boolean {
+  markExhausted(issueId: string, reason: string, atIso: string, state: string | null = null): boolean {
     return this.#guard(
       'mark budget exhausted',
-      () => this.#sql.markExhausted.run(issueId, atIso, reason, this.#nowIso()).changes > 0,
+      () => this.#sql.markExhausted.run(issueId, atIso, reason, state, this.#nowIso()).changes > 0,
     );
   }
 

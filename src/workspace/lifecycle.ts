@@ -166,7 +166,15 @@ export class WorkspaceLifecycle {
       this.#report(HOOK_NAMES.afterRun, issue.identifier, result);
       return result;
     }
-    const run = await this.#run(HOOK_NAMES.afterRun, afterRun, checked.path, issue, attempt, undefined, extraEnv);
+    const run = await this.#run(
+      HOOK_NAMES.afterRun,
+      afterRun,
+      checked.path,
+      issue,
+      attempt,
+      undefined,
+      extraEnv,
+    );
     return run.result;
   }
 

@@ -77,6 +77,14 @@ export function readJsonSignal(workspace: string, name: string, maxBytes: number
   }
 }
 
+/** Removes one file of the folder (never following a symlink); a missing one is fine. */
+export function removeSignalFile(workspace: string, name: string): void {
+  const dir = path.join(workspace, SIGNAL_DIR);
+  const folder = lstatOrNull(dir);
+  if (folder === null || !folder.isDirectory()) return;
+  rmSync(path.join(dir, name), { force: true, recursive: true });
+}
+
 /** Writes a file of ours into the folder whole or not at all (a temporary file renamed over it). */
 export function writeSignalFile(workspace: string, name: string, text: string): void {
   const dir = path.join(workspace, SIGNAL_DIR);

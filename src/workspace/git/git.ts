@@ -77,14 +77,19 @@ export class WorkspaceGit {
   }
 
   /**
-   * The work tree's changes against HEAD, new files included (marked intent-to-add first, so
+   * The work tree's changes against `against` (HEAD unless given), new files included (marked intent-to-add first, so
    * they show as additions; ignored files stay out), cut at `maxBytes`.
    */
-  async diff(maxBytes: number): Promise<GitResult<{ text: string; bytes: number; truncated: boolean }>> {
+  async diff(
+    maxBytes: number,
+    against = 'HEAD',
+  ): Promise<GitResult<{ text: string; bytes: number; truncated: boolean }>> {
     const marked = await this.run(['add', '--intent-to-add', '--all', '--', '.']);
     if (!marked.ok) return marked;
-    const hasHead = (await this.headSha()).ok;
-    const ran = await this.run(hasHead ? ['diff', '--no-color', 'HEAD', '--'] : ['diff', '--no-color', '--']);
+    const hasBase = await this.hasRef(against);
+    const ran = await this.run(
+      hasBase ? ['diff', '--no-color', against, '--'] : ['diff', '--no-color', '--'],
+    );
     if (!ran.ok) return ran;
     const whole = Buffer.from(ran.value);
     const truncated = whole.length > maxBytes;
