@@ -208,9 +208,7 @@ export const frontMatterSchema = z
             draft: bool(false),
             title: stringWithDefault('{{ issue.identifier }}: {{ issue.title }}'),
             body: stringWithDefault(''),
-            labels: z
-              .preprocess(absentIfNull, z.array(z.string()).optional())
-              .transform((v) => v ?? []),
+            labels: z.preprocess(absentIfNull, z.array(z.string()).optional()).transform((v) => v ?? []),
             link_issue: bool(true),
           }),
         })
