@@ -54,6 +54,7 @@ import type {
   Workspaces,
 } from './ports.js';
 import type { PublishedWork } from './publish.js';
+import { reviewRecord } from './self-review/loop.js';
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
 import type { ReactionDecision } from './reactions/types.js';
 import { reactionVariables } from './reactions/variables.js';
@@ -1377,7 +1378,7 @@ export class Orchestrator {
           unaccountedTurns: outcome.unaccountedTurns,
           endedAt: new Date(endedMs).toISOString(),
         });
-        if (outcome.review) store.setRunReview(entry.runId, outcome.review);
+        if (outcome.review) store.setRunReview(entry.runId, reviewRecord(outcome.review));
         if (outcome.published) store.scm.save(scmRecord(issue, outcome.published, watchesPulls(config)));
         store.addIssueSpend(issue.id, { sessions: 0, tokens: newUsage.totalTokens, costMicroUsd: cost ?? 0 });
         store.addTotals({

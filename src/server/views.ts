@@ -233,6 +233,10 @@ export interface RunView {
   cost_usd: number | null;
   provenance: string;
   unaccounted_turns: number;
+  /** The reaction that started the run (`ci_failure`, `review_comments`, `merge_conflict`); null otherwise. */
+  reaction: string | null;
+  /** The self-review loop's record (status, final verdict, iterations); null when none ran. */
+  self_review: unknown;
 }
 
 export interface TurnView {
@@ -429,6 +433,8 @@ export function runView(run: RunRecord): RunView {
     cost_usd: usd(run.costMicroUsd),
     provenance: run.provenance,
     unaccounted_turns: run.unaccountedTurns,
+    reaction: run.reaction,
+    self_review: run.review,
   };
 }
 

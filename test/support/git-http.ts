@@ -2,7 +2,7 @@
  * A bare repository served over smart HTTP on 127.0.0.1 by git's own `git http-backend` (a
  * CGI program), behind a small server that demands Basic auth with one token, so a push
  * through the orchestrator's askpass helper is exercised for real. It records every request's
- * Authorization outcome.
+ * Authorization outcome, and can report the branches after each push (`onPush`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,11 +20,39 @@ export interface GitHttpServer {
   bareDir: string;
   /** Requests answered, with whether they carried the right credentials. */
   requests: { method: string; path: string; authorised: boolean }[];
+  /** Every branch of the bare repository (its short name) and the commit it points at, now. */
+  heads(): Record<string, string>;
   close(): Promise<void>;
 }
 
+export interface GitHttpServerOptions {
+  /**
+   * Called after each push that succeeded (a receive-pack request whose `git http-backend`
+   * exited 0) with every branch of the bare repository and its commit, before the response
+   * ends: when the pushing git returns, the hook has run.
+   */
+  onPush?: (heads: Record<string, string>) => void;
+}
+
+/** The branches of the bare repository `bareDir` and their commits. */
+function listHeads(bareDir: string): Record<string, string> {
+  const format = '--format=%(refname) %(objectname)';
+  const ran = spawnSync('git', ['-C', bareDir, 'for-each-ref', format, 'refs/heads'], { encoding: 'utf8' });
+  if (ran.status !== 0) throw new Error(`git for-each-ref failed: ${ran.stderr}`);
+  const heads: Record<string, string> = {};
+  for (const line of ran.stdout.split('\n')) {
+    const [ref, sha] = line.trim().split(' ');
+    if (ref?.startsWith('refs/heads/') && sha !== undefined) heads[ref.slice('refs/heads/'.length)] = sha;
+  }
+  return heads;
+}
+
 /** Starts the server with an empty bare repository whose default branch is `main`. */
-export async function startGitHttpServer(token: string, username = 'x-access-token'): Promise<GitHttpServer> {
+export async function startGitHttpServer(
+  token: string,
+  username = 'x-access-token',
+  options: GitHttpServerOptions = {},
+): Promise<GitHttpServer> {
   const root = mkdtempSync(path.join(tmpdir(), 'git-http-'));
   const bareDir = path.join(root, 'repo.git');
   const init = spawnSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', bareDir], {
@@ -86,7 +114,15 @@ export async function startGitHttpServer(token: string, username = 'x-access-tok
       res.writeHead(status, headers);
       res.write(head.subarray(end + 4));
     });
-    cgi.stdout.on('end', () => res.end());
+    const isPush = req.method === 'POST' && url.pathname.endsWith('/git-receive-pack');
+    // The response ends once the backend has exited (the refs are updated by then).
+    cgi.on('close', (code) => {
+      try {
+        if (isPush && code === 0) options.onPush?.(listHeads(bareDir));
+      } finally {
+        res.end();
+      }
+    });
   };
 
   const server: Server = createServer(handle);
@@ -96,6 +132,7 @@ export async function startGitHttpServer(token: string, username = 'x-access-tok
     url: `http://127.0.0.1:${port}/repo.git`,
     bareDir,
     requests,
+    heads: () => listHeads(bareDir),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(root, { recursive: true, force: true });

@@ -152,3 +152,34 @@ function describeIssue(issue: ReviewIssue): string {
           : `${issue.file}:${issue.line}: `;
   return `${place}${issue.severity === null ? '' : `[${issue.severity}] `}${issue.message}`;
 }
+
+/** The loop's outcome as stored with the run and served by the API (snake_case, plain JSON). */
+export function reviewRecord(outcome: SelfReviewOutcome): Record<string, unknown> {
+  return {
+    status: outcome.status,
+    final_verdict: outcome.finalVerdict,
+    turns: outcome.turns,
+    detail: outcome.detail,
+    iterations: outcome.iterations.map((it) => ({
+      iteration: it.iteration,
+      diff_bytes: it.diffBytes,
+      diff_truncated: it.diffTruncated,
+      verification: it.verification.map((v) => ({
+        command: v.command,
+        exit_code: v.exitCode,
+        timed_out: v.timedOut,
+        duration_ms: v.durationMs,
+      })),
+      verdict: it.verdict,
+      verdict_error: it.verdictError,
+      summary: it.summary,
+      issues: it.issues.map((i) => ({
+        file: i.file,
+        line: i.line,
+        end_line: i.endLine,
+        severity: i.severity,
+        message: i.message,
+      })),
+    })),
+  };
+}

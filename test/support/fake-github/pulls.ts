@@ -128,6 +128,11 @@ export class FakePulls {
     this.lagging = n;
   }
 
+  /** Every pull request, in the order opened. */
+  all(): FakePull[] {
+    return [...this.pulls.values()];
+  }
+
   pull(number: number): FakePull {
     const pull = this.pulls.get(number);
     if (pull === undefined) throw new Error(`fake: no pull request #${number}`);

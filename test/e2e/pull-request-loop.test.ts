@@ -1,0 +1,260 @@
+/**
+ * The loop after the handoff, end to end: the real CLI in a child process, the fake GitHub as
+ * tracker and forge, a real bare repository served over HTTP by `git http-backend` behind Basic
+ * auth as `origin`, and the mock runtime committing files in a real clone. An issue becomes a
+ * branch, a push and a linked pull request; a red CI run and a review asking for changes each
+ * come back to the agent once (with the failing log lines and the comments in its prompt); a
+ * restart sends nothing again; approval and green CI merge the pull request and close the
+ * issue. The token is watched for in every process's command line and environment meanwhile.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
+import { type GitHttpServer, startGitHttpServer } from '../support/git-http.js';
+import { freePort } from '../support/ports.js';
+import { collectServed, servedLeaks } from '../support/served.js';
+import {
+  createProject,
+  dbRuns,
+  type Project,
+  type ServiceHandle,
+  startService,
+  useServiceCleanup,
+  waitFor,
+} from '../support/service.js';
+
+useServiceCleanup();
+
+const TOKEN = 'ghp_loopSecretToken_4d9e1f7a2b6c';
+const BRANCH = 'agent/1';
+let fake: FakeGithub | null = null;
+let origin: GitHttpServer | null = null;
+const temporary: string[] = [];
+
+afterEach(async () => {
+  await fake?.close();
+  await origin?.close();
+  fake = null;
+  origin = null;
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function git(args: string[], cwd?: string): string {
+  const ran = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  if (ran.status !== 0) throw new Error(`git ${args.join(' ')}: ${ran.stderr}`);
+  return ran.stdout.trim();
+}
+
+/** A first commit on `main` of the bare repository (pushed by path: no server involved). */
+function seed(bareDir: string): void {
+  const dir = mkdtempSync(path.join(tmpdir(), 'orch-seed-'));
+  temporary.push(dir);
+  git(['init', '--quiet', '--initial-branch=main', dir]);
+  writeFileSync(path.join(dir, 'README.md'), '# demo\n');
+  git(['add', 'README.md'], dir);
+  git(['-c', 'user.name=seed', '-c', 'user.email=seed@localhost', 'commit', '--quiet', '-m', 'init'], dir);
+  git(['push', '--quiet', bareDir, 'main'], dir);
+}
+
+/** A file of a branch of the bare repository, or null. */
+function fileAt(bareDir: string, ref: string, file: string): string | null {
+  const ran = spawnSync('git', ['-C', bareDir, 'show', `${ref}:${file}`], { encoding: 'utf8' });
+  return ran.status === 0 ? ran.stdout : null;
+}
+
+/** Every process's command line and environment, read repeatedly: where the token shows up. */
+function watchToken(token: string, exempt: () => number[]): { stop(): { leaks: string[]; scans: number } } {
+  const leaks: string[] = [];
+  let scans = 0;
+  const timer = setInterval(() => {
+    scans += 1;
+    const skip = new Set([process.pid, ...exempt()]);
+    for (const name of readdirSync('/proc')) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid) || skip.has(pid)) continue;
+      for (const part of ['cmdline', 'environ']) {
+        try {
+          const text = readFileSync(`/proc/${pid}/${part}`, 'utf8');
+          if (!text.includes(token)) continue;
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          // A child of the service caught between fork and exec still shows the service's own
+          // command line and environment; what it runs is seen once it has exec'd.
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          if (skip.has(ppid) && cmdline === readFileSync(`/proc/${ppid}/cmdline`, 'utf8')) continue;
+          leaks.push(`${pid} (${cmdline.split('\0').join(' ').slice(0, 200)}) has it in its ${part}`);
+        } catch {
+          // Gone, or not ours to read.
+        }
+      }
+    }
+  }, 25);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { leaks, scans };
+    },
+  };
+}
+
+const PROMPT = `{% if ci_failure %}
+!write ci-log.txt {{ ci_failure.log_lines | join: " | " }}
+!commit fix CI of {{ ci_failure.head_sha }}
+!ok fixed CI
+{% elsif review_comments %}{% for c in review_comments.comments %}
+!write review-{{ forloop.index }}.txt {{ c.path }}:{{ c.line }} {{ c.author }} {{ c.body }}
+{% endfor %}
+!commit address review
+!ok addressed review
+{% else %}{{ issue.description }}{% endif %}
+`;
+
+describe('branch, push, pull request and reactions (real git over HTTP, fake GitHub, mock agent)', () => {
+  it('an issue becomes one pull request that takes a CI fix and a review fix, survives a restart without repeats, and is merged and closed', {
+    timeout: 240_000,
+  }, async () => {
+    fake = await startFakeGithub({ token: TOKEN });
+    const f = fake;
+    for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) f.addLabel(label);
+    origin = await startGitHttpServer(TOKEN, undefined, {
+      // GitHub learns of every push: its pull requests follow the branch.
+      onPush: (heads) => {
+        for (const [branch, sha] of Object.entries(heads)) f.pulls.setBranch(branch, sha);
+      },
+    });
+    const o = origin;
+    seed(o.bareDir);
+    f.addIssue({
+      title: 'add a greeting',
+      body: '!write greeting.txt hello from the agent\n!commit add greeting\n!ok greeting added',
+      labels: ['Todo'],
+    });
+    const project: Project = createProject({
+      issues: [],
+      prompt: PROMPT,
+      config: {
+        tracker: { ...fakeGithubTracker(f), comments: { on_completion: false } },
+        file: null,
+        github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 10_000 },
+        hooks: {
+          // The clone needs no token here (read from the folder); the push goes over HTTP.
+          after_create: `git clone --quiet ${o.bareDir} . && git remote set-url origin ${o.url}`,
+        },
+        git: { pull_request: { body: 'Work of the agent for {{ issue.identifier }}.' } },
+        reactions: {
+          ci_failure: { poll_interval_ms: 1000, max_retries: 2, max_log_lines: 3 },
+          review_comments: { poll_interval_ms: 1000, debounce_ms: 0 },
+          auto_merge: { poll_interval_ms: 1000, merge_method: 'squash' },
+        },
+      },
+    });
+    const services: ServiceHandle[] = [];
+    const watch = watchToken(TOKEN, () => services.map((s) => s.pid));
+    const port = await freePort();
+    const start = () => {
+      const service = startService(project, {
+        logLevel: 'debug',
+        args: ['--port', String(port)],
+        env: { GITHUB_TOKEN: TOKEN },
+      });
+      services.push(service);
+      return service;
+    };
+    let service = start();
+    const explain = () => `${service.tail(40)}\nheads: ${JSON.stringify(o.heads())}`;
+
+    // 1. Branch, push, pull request linked to the issue, handoff.
+    const pr = await waitFor('the pull request', () => [...f.pulls.all()].find((p) => p.head === BRANCH), {
+      timeoutMs: 60_000,
+      explain,
+    });
+    await waitFor('#1 in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
+    const first = o.heads()[BRANCH] as string;
+    expect(fileAt(o.bareDir, BRANCH, 'greeting.txt')).toBe('hello from the agent\n');
+    expect(f.issue(pr.number).body).toContain('Closes #1');
+    expect(f.issue(pr.number).body).toContain('Work of the agent for 1.');
+    // Every request to the repository carried the token, through the askpass helper.
+    expect(o.requests.filter((r) => r.path.endsWith('git-receive-pack')).every((r) => r.authorised)).toBe(true);
+
+    // 2. CI fails on that head: the failing log lines reach a fix run, whose push updates the same pull request.
+    f.pulls.setJobLog(901, 'setting up\nnpm test\nFAIL greeting.test.ts\nexpected "hi" got "hello"\n');
+    f.pulls.setCheckRuns(first, [
+      { id: 901, name: 'test', status: 'completed', conclusion: 'failure' },
+      { id: 902, name: 'lint', status: 'completed', conclusion: 'success' },
+    ]);
+    const second = await waitFor(
+      'the CI fix pushed',
+      () => (o.heads()[BRANCH] !== first ? o.heads()[BRANCH] : null),
+      { timeoutMs: 60_000, explain },
+    );
+    expect(fileAt(o.bareDir, BRANCH, 'ci-log.txt')).toBe(
+      'npm test | FAIL greeting.test.ts | expected "hi" got "hello"\n',
+    );
+    await waitFor('#1 back in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
+    expect(f.pulls.pull(pr.number).headSha).toBe(second);
+
+    // 3. Green CI, then a reviewer asks for a change with an inline comment: one review fix run.
+    f.pulls.setCheckRuns(second, [{ id: 903, name: 'test', status: 'completed', conclusion: 'success' }]);
+    const review = f.pulls.addReview(pr.number, { user: 'alice', state: 'CHANGES_REQUESTED', body: 'Almost.' });
+    f.pulls.addReviewComment(pr.number, review, {
+      user: 'alice',
+      body: 'say hi instead',
+      path: 'greeting.txt',
+      line: 1,
+    });
+    const third = await waitFor(
+      'the review fix pushed',
+      () => (o.heads()[BRANCH] !== second ? o.heads()[BRANCH] : null),
+      { timeoutMs: 60_000, explain },
+    );
+    expect(fileAt(o.bareDir, BRANCH, 'review-1.txt')).toBe(': alice Almost.\n');
+    expect(fileAt(o.bareDir, BRANCH, 'review-2.txt')).toBe('greeting.txt:1 alice say hi instead\n');
+    await waitFor('#1 in Review again', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
+
+    // 4. A restart while the same review still stands: nothing is sent again.
+    expect((await service.stop(30_000)).code).toBe(0);
+    const runsBefore = dbRuns(project.dbPath).length;
+    service = start();
+    await waitFor('three polls after the restart', () => service.logsWith('tick completed').length >= 8, {
+      timeoutMs: 30_000,
+      explain,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(dbRuns(project.dbPath)).toHaveLength(runsBefore);
+    expect(o.heads()[BRANCH]).toBe(third);
+
+    // 5. Approved and green: merged with the configured method, and the issue is closed.
+    f.pulls.setCheckRuns(third, [{ id: 904, name: 'test', status: 'completed', conclusion: 'success' }]);
+    f.pulls.pull(pr.number).mergeable = true;
+    f.pulls.addReview(pr.number, { user: 'alice', state: 'APPROVED' });
+    await waitFor('merged', () => f.pulls.pull(pr.number).merged, { timeoutMs: 30_000, explain });
+    expect(f.pulls.pull(pr.number).mergedWith).toBe('squash');
+    await waitFor('#1 closed as Done', () => f.issue(1).state === 'closed', { timeoutMs: 30_000, explain });
+
+    const runs = dbRuns(project.dbPath, '1');
+    expect(runs.map((r) => [r.exit_kind, (r as unknown as { reaction: string | null }).reaction])).toEqual([
+      ['succeeded', null],
+      ['succeeded', 'ci_failure'],
+      ['succeeded', 'review_comments'],
+    ]);
+    // One pull request for the branch, ever.
+    expect([...f.pulls.all()].filter((p) => p.head === BRANCH)).toHaveLength(1);
+
+    // The token: in no process but the service, not in the clone's config, the logs or the API.
+    const base = `http://127.0.0.1:${port}`;
+    expect(servedLeaks(await collectServed(base, ['1']), [TOKEN])).toEqual([]);
+    expect((await service.stop(30_000)).code).toBe(0);
+    const seen = watch.stop();
+    expect(seen.scans).toBeGreaterThan(100);
+    expect(seen.leaks).toEqual([]);
+    const workspace = path.join(project.workspaceRoot, '1');
+    expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).not.toContain(TOKEN);
+    for (const s of services) expect(s.stderr()).not.toContain(TOKEN);
+    for (const file of readdirSync(project.dir).filter((n) => n.endsWith('.jsonl'))) {
+      expect(readFileSync(path.join(project.dir, file), 'utf8')).not.toContain(TOKEN);
+    }
+  });
+});
