@@ -153,7 +153,7 @@ export function budgetStopComment(limit: string, detail: string): string {
   if (limit === REQUIRE_CHANGES_LIMIT) {
     return [
       `Orchestrator did not hand this issue off (${limit}): ${detail}.`,
-      'It will not be dispatched again until a person moves it to another state (set git.require_changes: false in WORKFLOW.md to hand off runs without changes).',
+      'It will not be dispatched again until a person changes it (its state, title or description). To hand off runs without changes, set git.require_changes: false in WORKFLOW.md.',
     ].join('\n');
   }
   if (limit !== UNCHANGED_LIMIT) {

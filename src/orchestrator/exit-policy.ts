@@ -169,7 +169,7 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
     case 'cancelled':
       return { kind: 'cancelled', actions: [{ type: 'release' }] };
     case 'no_changes':
-      // Parked like a budget stop: one comment, no handoff, until a person moves the issue.
+      // Parked like a budget stop: one comment, no handoff, until a person changes the issue.
       return {
         kind: 'no_changes',
         actions: [

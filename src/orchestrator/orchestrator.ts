@@ -4,6 +4,7 @@
  * and anything that must survive a crash is written to the store before the
  * in-memory state moves on. Workers report; this class decides.
  */
+import { createHash } from 'node:crypto';
 import type { ProofStore } from '../agent/core/verify-credential.js';
 import type { AgentKind } from '../agent/registry.js';
 import {
@@ -54,12 +55,12 @@ import type {
   Workspaces,
 } from './ports.js';
 import type { PublishedWork } from './publish.js';
-import { reviewRecord } from './self-review/loop.js';
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
 import type { ReactionDecision } from './reactions/types.js';
 import { reactionVariables } from './reactions/variables.js';
 import { PullWatcher } from './reactions/watcher.js';
 import { missingLabels, missingLabelsText } from './required-labels.js';
+import { reviewRecord } from './self-review/loop.js';
 import { stateClassifier } from './states.js';
 import { budgetText, MAX_PARKED, parkedEntry, type WaitingEntry, waitingFromPlan } from './waiting.js';
 import { runWorker, type WorkerOutcome } from './worker.js';
@@ -868,12 +869,9 @@ export class Orchestrator {
         }
         return true;
       }
-      // A run with nothing to hand off stays parked until a person moves the issue.
+      // A run with nothing to hand off stays parked until a person changes the issue.
       if (budget.exhaustedReason?.startsWith(`${REQUIRE_CHANGES_LIMIT}:`)) {
-        if (
-          budget.exhaustedState === null ||
-          budget.exhaustedState.toLowerCase() === issue.state.toLowerCase()
-        )
+        if (budget.parkedFingerprint === null || budget.parkedFingerprint === parkFingerprint(issue))
           return true;
       } else if (budgetVerdict(budget, limits, true).exhausted) return true;
       if (this.unchangedVerdictFor(unchangedRunOf(budget), issue.state).exhausted) return true;
@@ -1536,7 +1534,7 @@ export class Orchestrator {
           issue.identifier,
           action.limit,
           action.detail,
-          action.limit === REQUIRE_CHANGES_LIMIT ? lastState : null,
+          action.limit === REQUIRE_CHANGES_LIMIT ? parkFingerprint({ ...issue, state: lastState }) : null,
         );
         return;
     }
@@ -1814,6 +1812,16 @@ function unchangedRunOf(
   budget: { unchangedSessions: number; unchangedState: string | null } | null,
 ): UnchangedRun {
   return { sessions: budget?.unchangedSessions ?? 0, state: budget?.unchangedState ?? null };
+}
+
+/**
+ * What a person changes to let a parked issue run again: its state, title or description (not
+ * its update time, which the orchestrator's own comment moves). Hashed: descriptions are long.
+ */
+function parkFingerprint(issue: Pick<Issue, 'state' | 'title' | 'description'>): string {
+  return createHash('sha256')
+    .update(JSON.stringify([issue.state.toLowerCase(), issue.title, issue.description]))
+    .digest('hex');
 }
 
 /** What must change about an issue before a held one is tried again. */

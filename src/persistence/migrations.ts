@@ -182,7 +182,7 @@ CREATE TABLE reaction_memory (
 ALTER TABLE retry_queue ADD COLUMN reaction TEXT;
 ALTER TABLE runs ADD COLUMN reaction TEXT;
 ALTER TABLE runs ADD COLUMN review_json TEXT;
-ALTER TABLE issue_budgets ADD COLUMN exhausted_state TEXT;
+ALTER TABLE issue_budgets ADD COLUMN parked_fingerprint TEXT;
 `;
 
 /** Every migration this build knows, in order. Append only. */

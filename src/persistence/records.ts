@@ -186,8 +186,8 @@ export interface IssueBudget extends IssueSpend {
   /** ISO-8601 UTC of the first exhaustion, null while within budget. */
   exhaustedAt: string | null;
   exhaustedReason: string | null;
-  /** The issue's state when a stop that lasts until it moves (`require_changes`) was made; null otherwise. */
-  exhaustedState: string | null;
+  /** What the issue said (state, title, description) when a stop that lasts until a person changes it (`require_changes`) was made; null otherwise. */
+  parkedFingerprint: string | null;
   /** True once the exhaustion was reported (commented) on the issue. */
   exhaustionReported: boolean;
   /** Sessions in a row that ended with the issue in `unchangedState`, the state their first turn found it in. */
@@ -294,7 +294,7 @@ export interface BudgetRow {
   exhausted_at: string | null;
   exhausted_reason: string | null;
   exhaustion_reported: number;
-  exhausted_state: string | null;
+  parked_fingerprint: string | null;
   unchanged_sessions: number;
   unchanged_state: string | null;
 }
@@ -529,7 +529,7 @@ export function budgetFromRow(row: BudgetRow, path: string): IssueBudget {
     costMicroUsd: row.cost_micro_usd,
     exhaustedAt: row.exhausted_at,
     exhaustedReason: row.exhausted_reason,
-    exhaustedState: row.exhausted_state,
+    parkedFingerprint: row.parked_fingerprint,
     exhaustionReported: bool(row.exhaustion_reported, origin, 'exhaustion_reported'),
     unchangedSessions: row.unchanged_sessions,
     unchangedState: row.unchanged_state,

@@ -164,7 +164,7 @@ function prepareStatements(db: Database.Database) {
     cache_write_tokens, total_tokens, usage_by_model, cost_micro_usd, provenance, unaccounted_turns, reaction,
     review_json`;
   const budgetColumns = `issue_id, sessions, tokens, cost_micro_usd, exhausted_at, exhausted_reason, exhaustion_reported,
-    exhausted_state,
+    parked_fingerprint,
     unchanged_sessions, unchanged_state`;
   return {
     startRun: db.prepare<StartRunParams>(
@@ -292,10 +292,10 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${budgetColumns} FROM issue_budgets WHERE exhausted_at IS NOT NULL ORDER BY issue_id`,
     ),
     markExhausted: db.prepare<[string, string, string, string | null, string]>(
-      `INSERT INTO issue_budgets (issue_id, exhausted_at, exhausted_reason, exhausted_state, updated_at)
+      `INSERT INTO issue_budgets (issue_id, exhausted_at, exhausted_reason, parked_fingerprint, updated_at)
        VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (issue_id) DO UPDATE SET exhausted_at = excluded.exhausted_at,
-         exhausted_reason = excluded.exhausted_reason, exhausted_state = excluded.exhausted_state,
+         exhausted_reason = excluded.exhausted_reason, parked_fingerprint = excluded.parked_fingerprint,
          exhaustion_reported = 0, updated_at = excluded.updated_at
        WHERE issue_budgets.exhausted_at IS NULL`,
     ),

@@ -494,7 +494,7 @@ describe('issue budgets', () => {
       costMicroUsd: 2_501,
       exhaustedAt: null,
       exhaustedReason: null,
-      exhaustedState: null,
+      parkedFingerprint: null,
       exhaustionReported: false,
       unchangedSessions: 0,
       unchangedState: null,
