@@ -471,6 +471,8 @@ describe('GET /api/v1/issues/:identifier', () => {
         'issue_id',
         'issue_identifier',
         'provenance',
+        'reaction',
+        'self_review',
         'session_id',
         'started_at',
         'tokens',
@@ -625,6 +627,8 @@ describe('GET /api/v1/runs', () => {
       cost_usd: 0.012345,
       provenance: 'reported',
       unaccounted_turns: 0,
+      reaction: null,
+      self_review: null,
     });
     expect(Object.keys((runs[1] as { tokens: object }).tokens).sort()).toEqual(TOKENS_KEYS);
   });
