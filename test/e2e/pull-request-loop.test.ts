@@ -49,7 +49,7 @@ function git(args: string[], cwd?: string): string {
 }
 
 /** A first commit on `main` of the bare repository (pushed by path: no server involved). */
-function seed(bareDir: string): void {
+function seed(bareDir: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'orch-seed-'));
   temporary.push(dir);
   git(['init', '--quiet', '--initial-branch=main', dir]);
@@ -57,6 +57,7 @@ function seed(bareDir: string): void {
   git(['add', 'README.md'], dir);
   git(['-c', 'user.name=seed', '-c', 'user.email=seed@localhost', 'commit', '--quiet', '-m', 'init'], dir);
   git(['push', '--quiet', bareDir, 'main'], dir);
+  return dir;
 }
 
 /** A file of a branch of the bare repository, or null. */
@@ -100,7 +101,11 @@ function watchToken(token: string, exempt: () => number[]): { stop(): { leaks: s
   };
 }
 
-const PROMPT = `{% if ci_failure %}
+const PROMPT = `{% if merge_conflict %}
+!write conflict.txt merged {{ merge_conflict.base }} into {{ merge_conflict.head_sha }}
+!commit merge the base in
+!ok resolved
+{% elsif ci_failure %}
 !write ci-log.txt {{ ci_failure.log_lines | join: " | " }}
 !commit fix CI of {{ ci_failure.head_sha }}
 !ok fixed CI
@@ -167,7 +172,7 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     const explain = () => `${service.tail(40)}\nheads: ${JSON.stringify(o.heads())}`;
 
     // 1. Branch, push, pull request linked to the issue, handoff.
-    const pr = await waitFor('the pull request', () => [...f.pulls.all()].find((p) => p.head === BRANCH), {
+    const pr = await waitFor('the pull request', () => f.pulls.all().find((p) => p.head === BRANCH), {
       timeoutMs: 60_000,
       explain,
     });
@@ -177,7 +182,9 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     expect(f.issue(pr.number).body).toContain('Closes #1');
     expect(f.issue(pr.number).body).toContain('Work of the agent for 1.');
     // Every request to the repository carried the token, through the askpass helper.
-    expect(o.requests.filter((r) => r.path.endsWith('git-receive-pack')).every((r) => r.authorised)).toBe(true);
+    expect(o.requests.filter((r) => r.path.endsWith('git-receive-pack')).every((r) => r.authorised)).toBe(
+      true,
+    );
 
     // 2. CI fails on that head: the failing log lines reach a fix run, whose push updates the same pull request.
     f.pulls.setJobLog(901, 'setting up\nnpm test\nFAIL greeting.test.ts\nexpected "hi" got "hello"\n');
@@ -193,12 +200,19 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     expect(fileAt(o.bareDir, BRANCH, 'ci-log.txt')).toBe(
       'npm test | FAIL greeting.test.ts | expected "hi" got "hello"\n',
     );
-    await waitFor('#1 back in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
+    await waitFor('#1 back in Review', () => f.issue(1).labels.includes('Review'), {
+      timeoutMs: 30_000,
+      explain,
+    });
     expect(f.pulls.pull(pr.number).headSha).toBe(second);
 
     // 3. Green CI, then a reviewer asks for a change with an inline comment: one review fix run.
     f.pulls.setCheckRuns(second, [{ id: 903, name: 'test', status: 'completed', conclusion: 'success' }]);
-    const review = f.pulls.addReview(pr.number, { user: 'alice', state: 'CHANGES_REQUESTED', body: 'Almost.' });
+    const review = f.pulls.addReview(pr.number, {
+      user: 'alice',
+      state: 'CHANGES_REQUESTED',
+      body: 'Almost.',
+    });
     f.pulls.addReviewComment(pr.number, review, {
       user: 'alice',
       body: 'say hi instead',
@@ -212,7 +226,10 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     );
     expect(fileAt(o.bareDir, BRANCH, 'review-1.txt')).toBe(': alice Almost.\n');
     expect(fileAt(o.bareDir, BRANCH, 'review-2.txt')).toBe('greeting.txt:1 alice say hi instead\n');
-    await waitFor('#1 in Review again', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
+    await waitFor('#1 in Review again', () => f.issue(1).labels.includes('Review'), {
+      timeoutMs: 30_000,
+      explain,
+    });
 
     // 4. A restart while the same review still stands: nothing is sent again.
     expect((await service.stop(30_000)).code).toBe(0);
@@ -241,7 +258,7 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
       ['succeeded', 'review_comments'],
     ]);
     // One pull request for the branch, ever.
-    expect([...f.pulls.all()].filter((p) => p.head === BRANCH)).toHaveLength(1);
+    expect(f.pulls.all().filter((p) => p.head === BRANCH)).toHaveLength(1);
 
     // The token: in no process but the service, not in the clone's config, the logs or the API.
     const base = `http://127.0.0.1:${port}`;
@@ -256,5 +273,100 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     for (const file of readdirSync(project.dir).filter((n) => n.endsWith('.jsonl'))) {
       expect(readFileSync(path.join(project.dir, file), 'utf8')).not.toContain(TOKEN);
     }
+  });
+  it('a merge conflict gets a fix run with the base fetched by the service; a CI failure past max_retries asks a person once', {
+    timeout: 180_000,
+  }, async () => {
+    fake = await startFakeGithub({ token: TOKEN });
+    const f = fake;
+    for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done', 'needs-human'])
+      f.addLabel(label);
+    origin = await startGitHttpServer(TOKEN, undefined, {
+      onPush: (heads) => {
+        for (const [branch, sha] of Object.entries(heads)) f.pulls.setBranch(branch, sha);
+      },
+    });
+    const o = origin;
+    const seedDir = seed(o.bareDir);
+    f.addIssue({
+      title: 'add a greeting',
+      body: '!write greeting.txt hello\n!commit add greeting\n!ok',
+      labels: ['Todo'],
+    });
+    const project = createProject({
+      issues: [],
+      prompt: PROMPT,
+      config: {
+        tracker: { ...fakeGithubTracker(f), comments: { on_completion: false } },
+        file: null,
+        github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 10_000 },
+        hooks: { after_create: `git clone --quiet ${o.bareDir} . && git remote set-url origin ${o.url}` },
+        git: {},
+        reactions: {
+          merge_conflict: { poll_interval_ms: 1000 },
+          ci_failure: { poll_interval_ms: 1000, max_retries: 1, escalation: 'label' },
+        },
+      },
+    });
+    const service = startService(project, { env: { GITHUB_TOKEN: TOKEN } });
+    const explain = () => `${service.tail(40)}\nheads: ${JSON.stringify(o.heads())}`;
+    const pr = await waitFor('the pull request', () => f.pulls.all().find((p) => p.head === BRANCH), {
+      timeoutMs: 60_000,
+      explain,
+    });
+    await waitFor('#1 in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
+    const first = o.heads()[BRANCH] as string;
+
+    // Someone lands a change on main; GitHub says the pull request no longer merges.
+    writeFileSync(path.join(seedDir, 'README.md'), '# demo, changed on main\n');
+    git(
+      ['-c', 'user.name=seed', '-c', 'user.email=seed@localhost', 'commit', '--quiet', '-am', 'main moves'],
+      seedDir,
+    );
+    git(['push', '--quiet', o.bareDir, 'main'], seedDir);
+    const main = o.heads().main as string;
+    f.pulls.pull(pr.number).mergeable = false;
+    const second = await waitFor(
+      'the conflict fix pushed',
+      () => (o.heads()[BRANCH] !== first ? o.heads()[BRANCH] : null),
+      { timeoutMs: 60_000, explain },
+    );
+    expect(fileAt(o.bareDir, BRANCH, 'conflict.txt')).toBe(`merged main into ${first}\n`);
+    // The service fetched the new base over HTTP with its token before the run.
+    const workspace = path.join(project.workspaceRoot, '1');
+    expect(git(['rev-parse', 'refs/remotes/origin/main'], workspace)).toBe(main);
+    f.pulls.pull(pr.number).mergeable = true;
+    await waitFor('#1 back in Review', () => f.issue(1).labels.includes('Review'), {
+      timeoutMs: 30_000,
+      explain,
+    });
+
+    // CI fails; one fix run (max_retries: 1); it fails again on the fix: a person is asked, once.
+    f.pulls.setCheckRuns(second, [{ id: 1, name: 'test', status: 'completed', conclusion: 'failure' }]);
+    const third = await waitFor(
+      'the CI fix pushed',
+      () => (o.heads()[BRANCH] !== second ? o.heads()[BRANCH] : null),
+      { timeoutMs: 60_000, explain },
+    );
+    await waitFor('#1 in Review after the CI fix', () => f.issue(1).labels.includes('Review'), {
+      timeoutMs: 30_000,
+      explain,
+    });
+    f.pulls.setCheckRuns(third, [{ id: 2, name: 'test', status: 'completed', conclusion: 'failure' }]);
+    await waitFor('needs-human on #1', () => f.issue(1).labels.includes('needs-human'), {
+      timeoutMs: 30_000,
+      explain,
+    });
+    await waitFor('more polls', () => service.logsWith('tick completed').length >= 40, {
+      timeoutMs: 30_000,
+      explain,
+    });
+    const runs = dbRuns(project.dbPath, '1').map(
+      (r) => (r as unknown as { reaction: string | null }).reaction,
+    );
+    expect(runs).toEqual([null, 'merge_conflict', 'ci_failure']);
+    expect(service.logsWith('reaction escalated to a person')).toHaveLength(1);
+    expect(o.heads()[BRANCH]).toBe(third);
+    expect((await service.stop(30_000)).code).toBe(0);
   });
 });

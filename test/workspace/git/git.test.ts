@@ -4,7 +4,7 @@
  * argv, every process environment, the remote URL and `.git/config`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -138,6 +138,38 @@ describe('workspace git', () => {
     if (!cut.ok) throw new Error(cut.message);
     expect(cut.value).toMatchObject({ truncated: true, bytes: whole.value.bytes });
     expect(Buffer.byteLength(cut.value.text)).toBeLessThanOrEqual(40);
+  });
+
+  it('leftovers are committed as the orchestrator (the repository has no identity), nothing to commit is no commit, and .orchestrator/ stays out', async () => {
+    const ws = new WorkspaceGit(workspace, { PATH: process.env.PATH ?? '', HOME: workspace });
+    expect(await ws.commitAll('nothing yet')).toEqual({ ok: true, value: false });
+    writeFileSync(path.join(workspace, 'left.txt'), 'left over\n');
+    mkdirSync(path.join(workspace, '.orchestrator'));
+    writeFileSync(path.join(workspace, '.orchestrator', '.gitignore'), '*\n');
+    writeFileSync(path.join(workspace, '.orchestrator', 'status'), 'blocked\n');
+    expect(await ws.commitAll('E-1: leftovers')).toEqual({ ok: true, value: true });
+    expect(git('log', '-1', '--format=%an <%ae> %s')).toBe('orchestrator <orchestrator@localhost> E-1: leftovers');
+    expect(git('show', '--name-only', '--format=', 'HEAD')).toBe('left.txt');
+    expect(await ws.changedPaths()).toEqual({ ok: true, value: [] });
+  });
+
+  it('the base ref is the remote branch once fetched (with the token, by askpass), else the local one; the diff against it includes committed work', async () => {
+    const ws = new WorkspaceGit(workspace, { PATH: process.env.PATH ?? '', HOME: workspace });
+    expect(await ws.baseRef('main', 'origin')).toBe('main');
+    expect(await ws.fetch('origin', 'main', TOKEN)).toMatchObject({ ok: false });
+    expect((await ws.push('origin', 'main', TOKEN)).ok).toBe(true);
+    const { result, leaks } = await watchForToken(() => ws.fetch('origin', 'main', TOKEN));
+    expect(result, result.ok ? '' : result.message).toMatchObject({ ok: true });
+    expect(leaks).toEqual([]);
+    expect(await ws.baseRef('main', 'origin')).toBe('origin/main');
+    git('checkout', '--quiet', '-b', 'agent/E-3');
+    writeFileSync(path.join(workspace, 'done.txt'), 'committed\n');
+    git('add', 'done.txt');
+    git('commit', '--quiet', '-m', 'done');
+    const againstHead = await ws.diff(10_000);
+    const againstBase = await ws.diff(10_000, 'origin/main');
+    expect(againstHead.ok && againstHead.value.text).toBe('');
+    expect(againstBase.ok && againstBase.value.text).toContain('+committed');
   });
 
   it('a wrong token is git_auth_failed, and the message does not carry it', async () => {
