@@ -1,14 +1,8 @@
-/**
- * The `git:` block with the file tracker and a local bare repository as `origin` (no forge, so
- * no pull request): a run that changes nothing is not handed off, says so once and stays parked
- * until a person moves the issue; the self-review loop iterates on a failing verification
- * command, passes once it passes, and the API shows its verdicts; status signals stop a run.
- */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bareRepository, fileAt, git } from '../support/git-repo.js';
 import { freePort } from '../support/ports.js';
 import {
   createProject,
@@ -28,32 +22,13 @@ afterEach(() => {
   for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function git(args: string[], cwd?: string): string {
-  const ran = spawnSync('git', args, { cwd, encoding: 'utf8' });
-  if (ran.status !== 0) throw new Error(`git ${args.join(' ')}: ${ran.stderr}`);
-  return ran.stdout.trim();
-}
-
-/** A bare repository with one commit on `main`. */
-function bareRepository(): string {
-  const root = mkdtempSync(path.join(tmpdir(), 'orch-origin-'));
-  temporary.push(root);
-  const bare = path.join(root, 'origin.git');
-  const work = path.join(root, 'seed');
-  git(['init', '--quiet', '--bare', '--initial-branch=main', bare]);
-  git(['init', '--quiet', '--initial-branch=main', work]);
-  writeFileSync(path.join(work, 'README.md'), '# demo\n');
-  git(['add', 'README.md'], work);
-  git(['-c', 'user.name=seed', '-c', 'user.email=seed@localhost', 'commit', '--quiet', '-m', 'init'], work);
-  git(['push', '--quiet', bare, 'main'], work);
-  return bare;
-}
-
 function withGit(
   issues: IssueSpec[],
   extra: (bare: string) => Record<string, unknown> = () => ({}),
 ): { project: Project; bare: string } {
-  const bare = bareRepository();
+  const root = mkdtempSync(path.join(tmpdir(), 'orch-origin-'));
+  temporary.push(root);
+  const bare = bareRepository(root);
   const project = createProject({
     issues,
     config: {
@@ -64,11 +39,6 @@ function withGit(
     },
   });
   return { project, bare };
-}
-
-function branchFile(bare: string, branch: string, file: string): string | null {
-  const ran = spawnSync('git', ['-C', bare, 'show', `${branch}:${file}`], { encoding: 'utf8' });
-  return ran.status === 0 ? ran.stdout : null;
 }
 
 describe('git handoff with the file tracker', () => {
@@ -99,7 +69,7 @@ describe('git handoff with the file tracker', () => {
       timeoutMs: 60_000,
       explain: () => service.tail(),
     });
-    expect(branchFile(bare, 'agent/e-1', 'notes.txt')).toBe('done now\n');
+    expect(fileAt(bare, 'agent/e-1', 'notes.txt')).toBe('done now\n');
     expect(dbRuns(project.dbPath, 'E-1').map((r) => r.exit_kind)).toEqual(['no_changes', 'succeeded']);
     expect((await service.stop(30_000)).code).toBe(0);
   });
@@ -156,8 +126,8 @@ describe('git handoff with the file tracker', () => {
         { iteration: 2, verdict: 'pass', verification: [{ command: 'test -f fixed.txt', exit_code: 0 }] },
       ],
     });
-    expect(branchFile(bare, 'agent/e-1', 'fixed.txt')).toBe('yes\n');
-    expect(branchFile(bare, 'agent/e-1', 'feature.txt')).toBe('first draft\n');
+    expect(fileAt(bare, 'agent/e-1', 'fixed.txt')).toBe('yes\n');
+    expect(fileAt(bare, 'agent/e-1', 'feature.txt')).toBe('first draft\n');
     // The after_run hook saw how the review ended.
     expect(readFileSync(path.join(project.workspaceRoot, 'review-status.txt'), 'utf8')).toBe('passed\n');
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

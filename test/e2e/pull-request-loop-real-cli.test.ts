@@ -1,22 +1,4 @@
-/**
- * The loop after the handoff with a real agent: `orchestrator run` (from source) with the pinned
- * Codex CLI (`codex app-server`) as the agent, driven by the fake model server replying with
- * shell tool calls; the fake GitHub as tracker and forge; and a real bare repository served over
- * HTTP behind Basic auth as the clone's `origin`. The model's first tool call writes a file and
- * commits it on the branch the orchestrator checked out; the orchestrator pushes it with the
- * token through its askpass helper and opens one pull request. A red CI run on that head queues
- * a fix run whose prompt carries the failing log lines to the model; its commit lands on the
- * same pull request. The token never reaches the model, the clone's config or the logs.
- *
- * Codex runs with `codex.sandbox: danger-full-access`: its workspace-write sandbox keeps
- * `.git` read-only (so the agent could not commit) and needs a helper it refuses to create
- * under the temporary folder. The managed CODEX_HOME and HOME live in the test's temporary
- * project. Skips with a printed reason only when the pinned CLI is not installed and CI is
- * unset (under CI a missing CLI fails).
- */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -34,7 +16,8 @@ import {
   openaiDialect,
 } from '../support/fake-model/openai.js';
 import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
-import { type GitHttpServer, startGitHttpServer } from '../support/git-http.js';
+import type { GitHttpServer } from '../support/git-http.js';
+import { fileAt, git, originFor, seedMain } from '../support/git-repo.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import {
   createProject,
@@ -119,29 +102,6 @@ afterEach(async () => {
   for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function git(args: string[], cwd?: string): string {
-  const ran = spawnSync('git', args, { cwd, encoding: 'utf8' });
-  if (ran.status !== 0) throw new Error(`git ${args.join(' ')}: ${ran.stderr}`);
-  return ran.stdout.trim();
-}
-
-/** A first commit on `main` of the bare repository (pushed by path: no server involved). */
-function seed(bareDir: string): void {
-  const dir = mkdtempSync(path.join(tmpdir(), 'orch-seed-'));
-  temporary.push(dir);
-  git(['init', '--quiet', '--initial-branch=main', dir]);
-  writeFileSync(path.join(dir, 'README.md'), '# demo\n');
-  git(['add', 'README.md'], dir);
-  git(['-c', 'user.name=seed', '-c', 'user.email=seed@localhost', 'commit', '--quiet', '-m', 'init'], dir);
-  git(['push', '--quiet', bareDir, 'main'], dir);
-}
-
-/** A file of a ref of the bare repository, or null. */
-function fileAt(bareDir: string, ref: string, file: string): string | null {
-  const ran = spawnSync('git', ['-C', bareDir, 'show', `${ref}:${file}`], { encoding: 'utf8' });
-  return ran.status === 0 ? ran.stdout : null;
-}
-
 /** The text of every `function_call_output` item a request sent back to the model. */
 function toolOutputs(request: RecordedRequest): string[] {
   const input = (request.body as { input?: unknown } | null)?.input;
@@ -163,14 +123,9 @@ describe.skipIf(skip !== null)(`pull request loop with the real Codex CLI ${CODE
     fake = await startFakeGithub({ token: TOKEN });
     const f = fake;
     for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) f.addLabel(label);
-    origin = await startGitHttpServer(TOKEN, undefined, {
-      // GitHub learns of every push: its pull requests follow the branch.
-      onPush: (heads) => {
-        for (const [branch, sha] of Object.entries(heads)) f.pulls.setBranch(branch, sha);
-      },
-    });
+    origin = await originFor(f, TOKEN);
     const o = origin;
-    seed(o.bareDir);
+    temporary.push(seedMain(o.bareDir));
     f.addIssue({
       title: ISSUE_TITLE,
       body: 'Write "hello from codex" to greeting.txt and commit it.',

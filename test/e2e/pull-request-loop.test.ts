@@ -1,19 +1,9 @@
-/**
- * The loop after the handoff, end to end: the real CLI in a child process, the fake GitHub as
- * tracker and forge, a real bare repository served over HTTP by `git http-backend` behind Basic
- * auth as `origin`, and the mock runtime committing files in a real clone. An issue becomes a
- * branch, a push and a linked pull request; a red CI run and a review asking for changes each
- * come back to the agent once (with the failing log lines and the comments in its prompt); a
- * restart sends nothing again; approval and green CI merge the pull request and close the
- * issue. The token is watched for in every process's command line and environment meanwhile.
- */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
-import { type GitHttpServer, startGitHttpServer } from '../support/git-http.js';
+import type { GitHttpServer } from '../support/git-http.js';
+import { fileAt, git, originFor, seedMain } from '../support/git-repo.js';
 import { freePort } from '../support/ports.js';
 import { collectServed, servedLeaks } from '../support/served.js';
 import {
@@ -41,30 +31,6 @@ afterEach(async () => {
   origin = null;
   for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function git(args: string[], cwd?: string): string {
-  const ran = spawnSync('git', args, { cwd, encoding: 'utf8' });
-  if (ran.status !== 0) throw new Error(`git ${args.join(' ')}: ${ran.stderr}`);
-  return ran.stdout.trim();
-}
-
-/** A first commit on `main` of the bare repository (pushed by path: no server involved). */
-function seed(bareDir: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'orch-seed-'));
-  temporary.push(dir);
-  git(['init', '--quiet', '--initial-branch=main', dir]);
-  writeFileSync(path.join(dir, 'README.md'), '# demo\n');
-  git(['add', 'README.md'], dir);
-  git(['-c', 'user.name=seed', '-c', 'user.email=seed@localhost', 'commit', '--quiet', '-m', 'init'], dir);
-  git(['push', '--quiet', bareDir, 'main'], dir);
-  return dir;
-}
-
-/** A file of a branch of the bare repository, or null. */
-function fileAt(bareDir: string, ref: string, file: string): string | null {
-  const ran = spawnSync('git', ['-C', bareDir, 'show', `${ref}:${file}`], { encoding: 'utf8' });
-  return ran.status === 0 ? ran.stdout : null;
-}
 
 /** Every process's command line and environment, read repeatedly: where the token shows up. */
 function watchToken(token: string, exempt: () => number[]): { stop(): { leaks: string[]; scans: number } } {
@@ -124,14 +90,9 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     fake = await startFakeGithub({ token: TOKEN });
     const f = fake;
     for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) f.addLabel(label);
-    origin = await startGitHttpServer(TOKEN, undefined, {
-      // GitHub learns of every push: its pull requests follow the branch.
-      onPush: (heads) => {
-        for (const [branch, sha] of Object.entries(heads)) f.pulls.setBranch(branch, sha);
-      },
-    });
+    origin = await originFor(f, TOKEN);
     const o = origin;
-    seed(o.bareDir);
+    temporary.push(seedMain(o.bareDir));
     f.addIssue({
       title: 'add a greeting',
       body: '!write greeting.txt hello from the agent\n!commit add greeting\n!ok greeting added',
@@ -281,13 +242,10 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     const f = fake;
     for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done', 'needs-human'])
       f.addLabel(label);
-    origin = await startGitHttpServer(TOKEN, undefined, {
-      onPush: (heads) => {
-        for (const [branch, sha] of Object.entries(heads)) f.pulls.setBranch(branch, sha);
-      },
-    });
+    origin = await originFor(f, TOKEN);
     const o = origin;
-    const seedDir = seed(o.bareDir);
+    const seedDir = seedMain(o.bareDir);
+    temporary.push(seedDir);
     f.addIssue({
       title: 'add a greeting',
       body: '!write greeting.txt hello\n!commit add greeting\n!ok',
