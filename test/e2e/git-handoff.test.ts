@@ -157,4 +157,25 @@ describe('git handoff with the file tracker', () => {
     );
     expect((await service.stop(30_000)).code).toBe(0);
   });
+  it('a status signal of "needs-human-review" ends the turns early and the work is pushed and handed off', {
+    timeout: 120_000,
+  }, async () => {
+    const { project, bare } = withGit(
+      [
+        makeIssue(
+          1,
+          '!write draft.txt please look\n!commit draft\n!status needs-human-review\n!ok over to you',
+        ),
+      ],
+      () => ({ agent: { max_turns: 3 } }),
+    );
+    const service = startService(project);
+    await waitFor('E-1 in Review', () => project.issue('E-1').state === 'Review', {
+      timeoutMs: 60_000,
+      explain: () => service.tail(),
+    });
+    expect(dbRuns(project.dbPath, 'E-1').map((r) => [r.exit_kind, r.turns])).toEqual([['succeeded', 1]]);
+    expect(fileAt(bare, 'agent/e-1', 'draft.txt')).toBe('please look\n');
+    expect((await service.stop(30_000)).code).toBe(0);
+  });
 });

@@ -4,6 +4,7 @@
  * service's own, so no tracker token), and failures as values. Credentials reach only a push,
  * through the one-shot askpass helper.
  */
+import { realpathSync } from 'node:fs';
 import { execa } from 'execa';
 import { createAskpass } from './askpass.js';
 
@@ -25,10 +26,19 @@ export class WorkspaceGit {
     },
   ) {}
 
-  /** Whether the folder is inside a git work tree. */
+  /**
+   * Whether the folder is the top of a git work tree. A folder merely inside one (a workspace
+   * root within the operator's own checkout, with no clone of its own) is not: branching and
+   * committing there would change the operator's repository.
+   */
   async isRepository(): Promise<boolean> {
-    const ran = await this.run(['rev-parse', '--is-inside-work-tree']);
-    return ran.ok && ran.value === 'true';
+    const ran = await this.run(['rev-parse', '--show-toplevel']);
+    if (!ran.ok) return false;
+    try {
+      return realpathSync(ran.value) === realpathSync(this.cwd);
+    } catch {
+      return false;
+    }
   }
 
   /** The commit HEAD points at. */

@@ -172,6 +172,13 @@ describe('workspace git', () => {
     expect(againstBase.ok && againstBase.value.text).toContain('+committed');
   });
 
+  it('a folder inside another repository, with no clone of its own, is not a repository (its branch would be the outer one)', async () => {
+    const inner = path.join(workspace, 'workspaces', 'E-7');
+    mkdirSync(inner, { recursive: true });
+    expect(await new WorkspaceGit(inner).isRepository()).toBe(false);
+    expect(await new WorkspaceGit(workspace).isRepository()).toBe(true);
+  });
+
   it('a wrong token is git_auth_failed, and the message does not carry it', async () => {
     const ws = new WorkspaceGit(workspace);
     const wrong = `${TOKEN}-wrong`;
