@@ -899,12 +899,18 @@ export class Orchestrator {
     identifier: string,
     limit: string,
     detail: string,
-    state: string | null = null,
+    /** What the issue said when parked (`require_changes`): a change to it lifts the stop. */
+    parkedFingerprint: string | null = null,
   ): Promise<void> {
     const { store, clock, log, tracker } = this.deps;
     let firstReport: boolean;
     try {
-      store.markExhausted(issueId, `${limit}: ${detail}`, new Date(clock.nowMs()).toISOString(), state);
+      store.markExhausted(
+        issueId,
+        `${limit}: ${detail}`,
+        new Date(clock.nowMs()).toISOString(),
+        parkedFingerprint,
+      );
       // True exactly once per exhaustion: the issue gets one comment, not one per tick.
       firstReport = store.markExhaustionReported(issueId);
     } catch (error) {

@@ -792,10 +792,16 @@ export class Store {
    * Marks the issue's budget exhausted at `atIso`. True when this call marked it; false when it
    * already was (the first time and reason are kept).
    */
-  markExhausted(issueId: string, reason: string, atIso: string, state: string | null = null): boolean {
+  markExhausted(
+    issueId: string,
+    reason: string,
+    atIso: string,
+    parkedFingerprint: string | null = null,
+  ): boolean {
     return this.#guard(
       'mark budget exhausted',
-      () => this.#sql.markExhausted.run(issueId, atIso, reason, state, this.#nowIso()).changes > 0,
+      () =>
+        this.#sql.markExhausted.run(issueId, atIso, reason, parkedFingerprint, this.#nowIso()).changes > 0,
     );
   }
 
