@@ -26,11 +26,12 @@ const entry: fc.Arbitrary<RetryEntry> = fc.record({
   previousHost: text,
   sessionId: text,
   reaction: fc.option(
-    fc.record({
-      kind: fc.constantFrom('ci_failure', 'review_comments', 'merge_conflict'),
-      fingerprint: fc.string({ maxLength: 64 }),
-      variables: fc.record({ log: fc.string({ maxLength: 40 }), attempt: fc.integer({ min: 1, max: 9 }) }),
-    })
+    fc
+      .record({
+        kind: fc.constantFrom('ci_failure', 'review_comments', 'merge_conflict'),
+        fingerprint: fc.string({ maxLength: 64 }),
+        variables: fc.record({ log: fc.string({ maxLength: 40 }), attempt: fc.integer({ min: 1, max: 9 }) }),
+      })
       // Plain objects, as JSON reads them back (fast-check's records have no prototype).
       .map((r) => ({ ...r, variables: { ...r.variables } })),
     { nil: null },

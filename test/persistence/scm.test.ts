@@ -29,7 +29,9 @@ describe('branch records and reaction memory', () => {
     let store = open();
     store.scm.save(record());
     store.scm.save(record({ headSha: 'b'.repeat(40), pushedAtMs: 2_000 }));
-    store.scm.save(record({ issueId: 'I-2', identifier: 'E-2', prNumber: null, prUrl: null, watching: false }));
+    store.scm.save(
+      record({ issueId: 'I-2', identifier: 'E-2', prNumber: null, prUrl: null, watching: false }),
+    );
     store.close();
     store = temp.track(openStore(store.path));
     expect(store.scm.get('I-1')).toStrictEqual(record({ headSha: 'b'.repeat(40), pushedAtMs: 2_000 }));
@@ -42,15 +44,30 @@ describe('branch records and reaction memory', () => {
 
   it('reaction memory is kept per kind, replaced on save and cleared per issue', () => {
     let store = open();
-    store.scm.saveMemory('I-1', 'ci_failure', { fingerprint: 'sha1', attempts: 1, dispatched: true, escalated: false });
-    store.scm.saveMemory('I-1', 'ci_failure', { fingerprint: 'sha2', attempts: 2, dispatched: true, escalated: false });
+    store.scm.saveMemory('I-1', 'ci_failure', {
+      fingerprint: 'sha1',
+      attempts: 1,
+      dispatched: true,
+      escalated: false,
+    });
+    store.scm.saveMemory('I-1', 'ci_failure', {
+      fingerprint: 'sha2',
+      attempts: 2,
+      dispatched: true,
+      escalated: false,
+    });
     store.scm.saveMemory('I-1', 'review_comments', {
       fingerprint: 'f',
       attempts: 3,
       dispatched: false,
       escalated: true,
     });
-    store.scm.saveMemory('I-2', 'ci_failure', { fingerprint: 'x', attempts: 1, dispatched: true, escalated: false });
+    store.scm.saveMemory('I-2', 'ci_failure', {
+      fingerprint: 'x',
+      attempts: 1,
+      dispatched: true,
+      escalated: false,
+    });
     store.close();
     store = temp.track(openStore(store.path));
     expect(store.scm.memory('I-1')).toStrictEqual({

@@ -4,7 +4,15 @@
  * argv, every process environment, the remote URL and `.git/config`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -148,7 +156,9 @@ describe('workspace git', () => {
     writeFileSync(path.join(workspace, '.orchestrator', '.gitignore'), '*\n');
     writeFileSync(path.join(workspace, '.orchestrator', 'status'), 'blocked\n');
     expect(await ws.commitAll('E-1: leftovers')).toEqual({ ok: true, value: true });
-    expect(git('log', '-1', '--format=%an <%ae> %s')).toBe('orchestrator <orchestrator@localhost> E-1: leftovers');
+    expect(git('log', '-1', '--format=%an <%ae> %s')).toBe(
+      'orchestrator <orchestrator@localhost> E-1: leftovers',
+    );
     expect(git('show', '--name-only', '--format=', 'HEAD')).toBe('left.txt');
     expect(await ws.changedPaths()).toEqual({ ok: true, value: [] });
   });
