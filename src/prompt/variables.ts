@@ -9,7 +9,7 @@
 import path from 'node:path';
 import type { Issue } from '../domain/issue.js';
 import { issueTemplateView } from '../domain/issue.js';
-import { SIGNAL_DIR } from '../workspace/signals.js';
+import { SIGNAL_DIR } from '../domain/signal-dir.js';
 import {
   NO_REACTION_VARIABLES,
   REACTION_VARIABLE_NAMES,

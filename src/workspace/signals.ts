@@ -21,7 +21,9 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 
-export const SIGNAL_DIR = '.orchestrator';
+import { SIGNAL_DIR } from '../domain/signal-dir.js';
+
+export { SIGNAL_DIR };
 /** A status signal is one word; anything longer is not one. */
 export const STATUS_MAX_BYTES = 1024;
 export const VERDICT_MAX_BYTES = 64 * 1024;
