@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +8,6 @@ import {
   realCodexSkipReason,
   writeFakeProviderHome,
 } from '../agent/codex/real-cli.js';
-import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
 import {
   hasToolOutput,
   lastUserText,
@@ -16,8 +15,7 @@ import {
   openaiDialect,
 } from '../support/fake-model/openai.js';
 import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
-import type { GitHttpServer } from '../support/git-http.js';
-import { fileAt, git, originFor, seedMain } from '../support/git-repo.js';
+import { fileAt, firstPullRequest, git, type LoopWorld, startLoopWorld } from '../support/git-repo.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import {
   createProject,
@@ -87,19 +85,14 @@ function model(request: RecordedRequest): OpenAIReply {
   return { type: 'message', text: 'ready' };
 }
 
-let fake: FakeGithub | null = null;
-let origin: GitHttpServer | null = null;
+let world: LoopWorld | null = null;
 let modelServer: FakeModelServer | null = null;
-const temporary: string[] = [];
 
 afterEach(async () => {
-  await fake?.close();
-  await origin?.close();
+  await world?.close();
   await modelServer?.close();
-  fake = null;
-  origin = null;
+  world = null;
   modelServer = null;
-  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The text of every `function_call_output` item a request sent back to the model. */
@@ -120,26 +113,17 @@ describe.skipIf(skip !== null)(`pull request loop with the real Codex CLI ${CODE
     const started = Date.now();
     modelServer = await FakeModelServer.start([openaiDialect(model)]);
     const m = modelServer;
-    fake = await startFakeGithub({ token: TOKEN });
-    const f = fake;
-    for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) f.addLabel(label);
-    origin = await originFor(f, TOKEN);
-    const o = origin;
-    temporary.push(seedMain(o.bareDir));
-    f.addIssue({
+    world = await startLoopWorld(TOKEN, {
       title: ISSUE_TITLE,
       body: 'Write "hello from codex" to greeting.txt and commit it.',
-      labels: ['Todo'],
     });
+    const { fake: f, origin: o } = world;
 
     const project: Project = createProject({
       issues: [],
       prompt: PROMPT,
-      config: {
-        tracker: { ...fakeGithubTracker(f), comments: { on_completion: false } },
-        file: null,
+      config: world.config({
         mock: null,
-        github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 10_000 },
         agent: {
           kind: 'codex',
           command: `${CODEX_BIN} app-server`,
@@ -147,13 +131,9 @@ describe.skipIf(skip !== null)(`pull request loop with the real Codex CLI ${CODE
           stall_timeout_ms: 30_000,
           turn_timeout_ms: 60_000,
         },
-        hooks: {
-          // The clone needs no token here (read from the folder); the push goes over HTTP.
-          after_create: `git clone --quiet ${o.bareDir} . && git remote set-url origin ${o.url}`,
-        },
         git: { pull_request: { body: 'Work of codex for {{ issue.identifier }}.' } },
         reactions: { ci_failure: { poll_interval_ms: 1000, max_retries: 2, max_log_lines: 3 } },
-      },
+      }),
     });
     // Codex's source home: the fake provider, its key read from OPENAI_API_KEY (a Codex
     // credential variable, the one secret the agent environment keeps).
@@ -178,12 +158,7 @@ describe.skipIf(skip !== null)(`pull request loop with the real Codex CLI ${CODE
       `${service.tail(40)}\nheads: ${JSON.stringify(o.heads())}\nmodel requests: ${m.requests.length}`;
 
     // 1. Codex commits on the branch; the orchestrator pushes it and opens the pull request.
-    const pr = await waitFor('the pull request', () => f.pulls.all().find((p) => p.head === BRANCH), {
-      timeoutMs: 60_000,
-      explain,
-    });
-    await waitFor('#1 in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
-    const first = o.heads()[BRANCH] as string;
+    const { pr, head: first } = await firstPullRequest(world, BRANCH, explain);
     expect(first).toMatch(/^[0-9a-f]{40}$/);
     expect(fileAt(o.bareDir, BRANCH, 'greeting.txt')).toBe('hello from codex\n');
     // The agent's own commit, one on top of main, was pushed (not a leftover commit of the orchestrator).

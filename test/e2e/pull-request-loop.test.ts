@@ -1,9 +1,7 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeGithub, fakeGithubTracker, startFakeGithub } from '../support/fake-github/server.js';
-import type { GitHttpServer } from '../support/git-http.js';
-import { fileAt, git, originFor, seedMain } from '../support/git-repo.js';
+import { fileAt, firstPullRequest, git, type LoopWorld, startLoopWorld } from '../support/git-repo.js';
 import { freePort } from '../support/ports.js';
 import { collectServed, servedLeaks } from '../support/served.js';
 import {
@@ -20,16 +18,11 @@ useServiceCleanup();
 
 const TOKEN = 'ghp_loopSecretToken_4d9e1f7a2b6c';
 const BRANCH = 'agent/1';
-let fake: FakeGithub | null = null;
-let origin: GitHttpServer | null = null;
-const temporary: string[] = [];
+let world: LoopWorld | null = null;
 
 afterEach(async () => {
-  await fake?.close();
-  await origin?.close();
-  fake = null;
-  origin = null;
-  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+  await world?.close();
+  world = null;
 });
 
 /** Every process's command line and environment, read repeatedly: where the token shows up. */
@@ -87,35 +80,22 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
   it('an issue becomes one pull request that takes a CI fix and a review fix, survives a restart without repeats, and is merged and closed', {
     timeout: 240_000,
   }, async () => {
-    fake = await startFakeGithub({ token: TOKEN });
-    const f = fake;
-    for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done']) f.addLabel(label);
-    origin = await originFor(f, TOKEN);
-    const o = origin;
-    temporary.push(seedMain(o.bareDir));
-    f.addIssue({
+    world = await startLoopWorld(TOKEN, {
       title: 'add a greeting',
       body: '!write greeting.txt hello from the agent\n!commit add greeting\n!ok greeting added',
-      labels: ['Todo'],
     });
+    const { fake: f, origin: o } = world;
     const project: Project = createProject({
       issues: [],
       prompt: PROMPT,
-      config: {
-        tracker: { ...fakeGithubTracker(f), comments: { on_completion: false } },
-        file: null,
-        github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 10_000 },
-        hooks: {
-          // The clone needs no token here (read from the folder); the push goes over HTTP.
-          after_create: `git clone --quiet ${o.bareDir} . && git remote set-url origin ${o.url}`,
-        },
+      config: world.config({
         git: { pull_request: { body: 'Work of the agent for {{ issue.identifier }}.' } },
         reactions: {
           ci_failure: { poll_interval_ms: 1000, max_retries: 2, max_log_lines: 3 },
           review_comments: { poll_interval_ms: 1000, debounce_ms: 0 },
           auto_merge: { poll_interval_ms: 1000, merge_method: 'squash' },
         },
-      },
+      }),
     });
     const services: ServiceHandle[] = [];
     const watch = watchToken(TOKEN, () => services.map((s) => s.pid));
@@ -133,12 +113,7 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
     const explain = () => `${service.tail(40)}\nheads: ${JSON.stringify(o.heads())}`;
 
     // 1. Branch, push, pull request linked to the issue, handoff.
-    const pr = await waitFor('the pull request', () => f.pulls.all().find((p) => p.head === BRANCH), {
-      timeoutMs: 60_000,
-      explain,
-    });
-    await waitFor('#1 in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
-    const first = o.heads()[BRANCH] as string;
+    const { pr, head: first } = await firstPullRequest(world, BRANCH, explain);
     expect(fileAt(o.bareDir, BRANCH, 'greeting.txt')).toBe('hello from the agent\n');
     expect(f.issue(pr.number).body).toContain('Closes #1');
     expect(f.issue(pr.number).body).toContain('Work of the agent for 1.');
@@ -238,42 +213,26 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
   it('a merge conflict gets a fix run with the base fetched by the service; a CI failure past max_retries asks a person once', {
     timeout: 180_000,
   }, async () => {
-    fake = await startFakeGithub({ token: TOKEN });
-    const f = fake;
-    for (const label of ['Todo', 'In Progress', 'Review', 'Blocked', 'Done', 'needs-human'])
-      f.addLabel(label);
-    origin = await originFor(f, TOKEN);
-    const o = origin;
-    const seedDir = seedMain(o.bareDir);
-    temporary.push(seedDir);
-    f.addIssue({
-      title: 'add a greeting',
-      body: '!write greeting.txt hello\n!commit add greeting\n!ok',
-      labels: ['Todo'],
-    });
+    world = await startLoopWorld(
+      TOKEN,
+      { title: 'add a greeting', body: '!write greeting.txt hello\n!commit add greeting\n!ok' },
+      ['needs-human'],
+    );
+    const { fake: f, origin: o, seedDir } = world;
     const project = createProject({
       issues: [],
       prompt: PROMPT,
-      config: {
-        tracker: { ...fakeGithubTracker(f), comments: { on_completion: false } },
-        file: null,
-        github: { min_write_interval_ms: 0, max_rate_limit_wait_ms: 10_000 },
-        hooks: { after_create: `git clone --quiet ${o.bareDir} . && git remote set-url origin ${o.url}` },
+      config: world.config({
         git: {},
         reactions: {
           merge_conflict: { poll_interval_ms: 1000 },
           ci_failure: { poll_interval_ms: 1000, max_retries: 1, escalation: 'label' },
         },
-      },
+      }),
     });
     const service = startService(project, { env: { GITHUB_TOKEN: TOKEN } });
     const explain = () => `${service.tail(40)}\nheads: ${JSON.stringify(o.heads())}`;
-    const pr = await waitFor('the pull request', () => f.pulls.all().find((p) => p.head === BRANCH), {
-      timeoutMs: 60_000,
-      explain,
-    });
-    await waitFor('#1 in Review', () => f.issue(1).labels.includes('Review'), { timeoutMs: 30_000, explain });
-    const first = o.heads()[BRANCH] as string;
+    const { pr, head: first } = await firstPullRequest(world, BRANCH, explain);
 
     // Someone lands a change on main; GitHub says the pull request no longer merges.
     writeFileSync(path.join(seedDir, 'README.md'), '# demo, changed on main\n');
