@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileAt, firstPullRequest, git, type LoopWorld, startLoopWorld } from '../support/git-repo.js';
 import { freePort } from '../support/ports.js';
+import { watchSecret } from '../support/proc-watch.js';
 import { collectServed, servedLeaks } from '../support/served.js';
 import {
   createProject,
@@ -24,41 +25,6 @@ afterEach(async () => {
   await world?.close();
   world = null;
 });
-
-/** Every process's command line and environment, read repeatedly: where the token shows up. */
-function watchToken(token: string, exempt: () => number[]): { stop(): { leaks: string[]; scans: number } } {
-  const leaks: string[] = [];
-  let scans = 0;
-  const timer = setInterval(() => {
-    scans += 1;
-    const skip = new Set([process.pid, ...exempt()]);
-    for (const name of readdirSync('/proc')) {
-      const pid = Number(name);
-      if (!Number.isInteger(pid) || skip.has(pid)) continue;
-      for (const part of ['cmdline', 'environ']) {
-        try {
-          const text = readFileSync(`/proc/${pid}/${part}`, 'utf8');
-          if (!text.includes(token)) continue;
-          const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-          // A child of the service caught between fork and exec still shows the service's own
-          // command line and environment; what it runs is seen once it has exec'd.
-          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-          if (skip.has(ppid) && cmdline === readFileSync(`/proc/${ppid}/cmdline`, 'utf8')) continue;
-          leaks.push(`${pid} (${cmdline.split('\0').join(' ').slice(0, 200)}) has it in its ${part}`);
-        } catch {
-          // Gone, or not ours to read.
-        }
-      }
-    }
-  }, 25);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return { leaks, scans };
-    },
-  };
-}
 
 const PROMPT = `{% if merge_conflict %}
 !write conflict.txt merged {{ merge_conflict.base }} into {{ merge_conflict.head_sha }}
@@ -98,7 +64,7 @@ describe('branch, push, pull request and reactions (real git over HTTP, fake Git
       }),
     });
     const services: ServiceHandle[] = [];
-    const watch = watchToken(TOKEN, () => services.map((s) => s.pid));
+    const watch = watchSecret(TOKEN, { exempt: () => services.map((s) => s.pid) });
     const port = await freePort();
     const start = () => {
       const service = startService(project, {

@@ -19,6 +19,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WorkspaceGit } from '../../../src/workspace/git/git.js';
 import { sanitiseBranchName } from '../../../src/workspace/git/ref-name.js';
 import { type GitHttpServer, startGitHttpServer } from '../../support/git-http.js';
+import { watchSecret } from '../../support/proc-watch.js';
 
 const TOKEN = 'ghs_pushTokenForTests_4b1d9e';
 let server: GitHttpServer;
@@ -52,32 +53,12 @@ function bareRef(ref: string): string | null {
 async function watchForToken<T>(
   work: () => Promise<T>,
 ): Promise<{ result: T; leaks: string[]; scans: number }> {
-  const leaks: string[] = [];
-  let scans = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-        for (const file of ['cmdline', 'environ']) {
-          try {
-            const text = readFileSync(`/proc/${pid}/${file}`, 'utf8');
-            if (text.includes(TOKEN) && Number(pid) !== process.pid)
-              leaks.push(`${pid} ${file}: ${text.replace(/\0/g, ' ')}`);
-          } catch {
-            // Gone, or not ours to read.
-          }
-        }
-      }
-      scans += 1;
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-  })();
+  const watch = watchSecret(TOKEN, { intervalMs: 1 });
   try {
     const result = await work();
-    return { result, leaks, scans };
+    return { result, ...watch.stop() };
   } finally {
-    running = false;
-    await loop;
+    watch.stop();
   }
 }
 
