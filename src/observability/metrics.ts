@@ -14,9 +14,16 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentEventType, ToolKind } from '../domain/agent.js';
 import type { ExitKind } from '../orchestrator/exit-policy.js';
-import type { CommentLifecycle, Observation, ReconcileAction } from '../orchestrator/observations.js';
+import type {
+  CommentLifecycle,
+  Observation,
+  ReactionAction,
+  ReconcileAction,
+} from '../orchestrator/observations.js';
 import type { OrchestratorSnapshot } from '../orchestrator/orchestrator.js';
+import type { SelfReviewStatus } from '../orchestrator/self-review/loop.js';
 import { RETRY_REASONS } from '../persistence/records.js';
+import { REACTION_KINDS } from '../workflow/config.js';
 import { TRACKER_OPERATIONS, type TrackerRequestResult } from './instrument-tracker.js';
 
 export const METRIC_PREFIX = 'orchestrator_';
@@ -79,10 +86,22 @@ const BUDGET_LIMITS = [
   'max_unchanged_sessions',
   'require_changes',
 ];
-const SELF_REVIEW_STATUSES = ['passed', 'cap_reached', 'error', 'stopped'];
+const SELF_REVIEW_STATUSES = keys<SelfReviewStatus>({
+  passed: null,
+  cap_reached: null,
+  error: null,
+  stopped: null,
+});
 const PULL_REQUEST_RESULTS = ['opened', 'updated', 'none'];
-const REACTION_KINDS = ['ci_failure', 'review_comments', 'merge_conflict', 'auto_merge', 'poll', 'watch'];
-const REACTION_ACTIONS = ['dispatched', 'escalated', 'merged', 'closed', 'expired', 'error'];
+const REACTION_LABELS = [...REACTION_KINDS, 'poll', 'watch'] as const;
+const REACTION_ACTIONS = keys<ReactionAction>({
+  dispatched: null,
+  escalated: null,
+  merged: null,
+  closed: null,
+  expired: null,
+  error: null,
+});
 const RESULTS: readonly TrackerRequestResult[] = ['success', 'error'];
 const TOKEN_TYPES = ['input', 'output', 'cache_read', 'cache_write'] as const;
 
@@ -373,7 +392,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   for (const limit of BUDGET_LIMITS) budgetExhausted.inc({ limit }, 0);
   for (const status of SELF_REVIEW_STATUSES) selfReviews.inc({ status }, 0);
   for (const pull_request of PULL_REQUEST_RESULTS) pushes.inc({ pull_request }, 0);
-  for (const kind of REACTION_KINDS)
+  for (const kind of REACTION_LABELS)
     for (const action of REACTION_ACTIONS) reactions.inc({ kind, action }, 0);
   for (const type of AGENT_EVENT_TYPES) agentEvents.inc({ type }, 0);
 

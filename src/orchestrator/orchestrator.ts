@@ -24,7 +24,7 @@ import type { Issue } from '../domain/issue.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import type { ReactionRequest, ScmRecord } from '../persistence/index.js';
 import type { ReactionVariables } from '../prompt/reaction-variables.js';
-import { REACTION_KINDS, type ServiceConfig } from '../workflow/config.js';
+import type { ServiceConfig } from '../workflow/config.js';
 import type { Workflow } from '../workflow/load.js';
 import { workspaceKey } from '../workspace/keys.js';
 import { CONTINUATION_DELAY_MS, failureDelayMs } from './backoff.js';
@@ -58,7 +58,7 @@ import type { PublishedWork } from './publish.js';
 import { type AgentRateLimit, RateLimitBook } from './rate-limits.js';
 import type { ReactionDecision } from './reactions/types.js';
 import { reactionVariables } from './reactions/variables.js';
-import { PullWatcher } from './reactions/watcher.js';
+import { PullWatcher, reactionsConfig } from './reactions/watcher.js';
 import { missingLabels, missingLabelsText } from './required-labels.js';
 import { reviewRecord } from './self-review/loop.js';
 import { stateClassifier } from './states.js';
@@ -1789,7 +1789,7 @@ export class Orchestrator {
 
 /** Whether the workflow reacts to pull requests (so a new one is watched). */
 function watchesPulls(config: ServiceConfig): boolean {
-  return REACTION_KINDS.some((kind) => config.reactions[kind] !== undefined);
+  return Object.keys(reactionsConfig(config.reactions)).length > 0;
 }
 
 /** The branch record of a run's published work. */

@@ -177,7 +177,7 @@ async function workspaceHistory(
         exit_kind: e.exitKind,
         turns: e.turns,
         tokens: e.tokens,
-        error: e.error === null ? null : maskSecrets(e.error),
+        error: e.error === null ? null : maskCredentialShapes(e.error),
       })),
     },
   };
@@ -226,8 +226,12 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\/\/[^/\s:@]+:[^/\s@]+@/g,
 ];
 
-/** Replaces what looks like a credential with `***`. */
-export function maskSecrets(text: string): string {
+/**
+ * Replaces what looks like a credential (by its shape: bearer values, `token=` pairs, prefixed
+ * tokens, URL passwords) with `***`. The service's own secrets, known by value, are masked by
+ * the agent core's sanitiser; this catches what a tracker's error text may carry besides.
+ */
+export function maskCredentialShapes(text: string): string {
   return SECRET_PATTERNS.reduce(
     (out, pattern) =>
       out.replace(pattern, (match, p1?: unknown, p2?: unknown) => {
@@ -244,7 +248,7 @@ export function maskSecrets(text: string): string {
 export function safeErrorMessage(error: unknown): string {
   const raw = error instanceof Error ? error.message : typeof error === 'string' ? error : 'unknown error';
   const firstLine = (raw.split('\n')[0] ?? '').trim() || 'unknown error';
-  const masked = maskSecrets(firstLine);
+  const masked = maskCredentialShapes(firstLine);
   return masked.length > MAX_ERROR_MESSAGE_CHARS
     ? `${masked.slice(0, MAX_ERROR_MESSAGE_CHARS - 1)}…`
     : masked;

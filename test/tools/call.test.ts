@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { issueTemplateView } from '../../src/domain/issue.js';
-import { callTool, maskSecrets, safeErrorMessage, type ToolContext } from '../../src/tools/call.js';
+import { callTool, maskCredentialShapes, safeErrorMessage, type ToolContext } from '../../src/tools/call.js';
 import type { ToolBackend } from '../../src/tools/ports.js';
 import { fakeBackend, HISTORY, makeIssue, POLICY, SESSION_A, SESSION_B } from './fake-backend.js';
 
@@ -322,7 +322,7 @@ describe('secret masking', () => {
     ['api_key: "abcdef"', 'api_key: "***"'],
     ['plain tracker_payload_error message', 'plain tracker_payload_error message'],
   ])('%j → %j', (input, expected) => {
-    expect(maskSecrets(input)).toBe(expected);
+    expect(maskCredentialShapes(input)).toBe(expected);
   });
 
   it('a long message is cut to 300 characters with an ellipsis', () => {

@@ -10,9 +10,10 @@ import type {
   MergeConflictVariables,
   ReviewCommentsVariables,
 } from '../../prompt/reaction-variables.js';
+import type { REACTION_KINDS } from '../../workflow/config.js';
 
 /** The reactions a workflow can configure (WORKFLOW.md `reactions.<kind>`). */
-export type ReactionKind = 'ci_failure' | 'review_comments' | 'merge_conflict' | 'auto_merge';
+export type ReactionKind = (typeof REACTION_KINDS)[number];
 
 /** The reactions that dispatch a fix turn (and escalate when fixing does not help). */
 export type FixReactionKind = Exclude<ReactionKind, 'auto_merge'>;
