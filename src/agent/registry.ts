@@ -9,8 +9,12 @@ import type { AgentAdapter } from '../domain/agent.js';
 import type { ConfigIssue } from '../domain/diagnostic.js';
 import { checkSources, type UsageDisposition, type UsageSources, usageDisposition } from './usage/index.js';
 
-/** The syntax in which a runtime reads tool-server configuration; `none` needs a reason. */
-export type McpDialect = 'none' | 'mcp-json' | 'toml-config';
+/**
+ * The syntax in which a runtime reads tool-server configuration (rendered by
+ * agent/core/tool-config.ts); `none` needs a reason. A dialect joins the list when a kind
+ * is proven to read it.
+ */
+export type McpDialect = 'none' | 'mcp-json';
 
 /** What a sandbox probe is given: the setup as a working session of the kind would get it. */
 export interface SandboxProbeInput {

@@ -126,6 +126,17 @@ export function buildProgram(io: {
       io.exit(await runAdapters(opts.json, io.out));
     });
 
+  program
+    .command('mcp-server')
+    .description(
+      "serve the running service's agent tools over stdio (started by an agent runtime, with the session's " +
+        'ORCHESTRATOR_TOOLS_URL and ORCHESTRATOR_TOOLS_TOKEN in its environment)',
+    )
+    .action(async () => {
+      const { runMcpServer } = await import('./mcp-server-command.js');
+      io.exit(await runMcpServer(process.env, io.err));
+    });
+
   return program;
 }
 

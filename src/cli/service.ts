@@ -6,6 +6,9 @@
  */
 import '../agent/kinds.js';
 import '../tracker/kinds.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { registerSecrets } from '../agent/core/sanitize.js';
 import { agentKind } from '../agent/registry.js';
 import { spendMicroUsd } from '../agent/usage/index.js';
@@ -23,6 +26,8 @@ import { openStore, type RunRecord, type Store } from '../persistence/index.js';
 import { dashboardPage } from '../server/dashboard.js';
 import { type RunningServer, startServer } from '../server/http.js';
 import type { AdapterHealth } from '../server/ports.js';
+import { listenToolEndpoint, type ToolEndpoint } from '../tools/http.js';
+import { ToolSessions } from '../tools/sessions.js';
 import { trackerKind } from '../tracker/registry.js';
 import { loadWorkflow, type Workflow } from '../workflow/load.js';
 import { watchWorkflow } from '../workflow/watcher.js';
@@ -35,6 +40,16 @@ import { createRemoteWorkers } from './remote-workers.js';
 import { checkStartSandbox } from './sandbox-health.js';
 import { agentEnvironment, remoteAgentEnvironment, secretValues } from './secrets.js';
 import { packageVersion } from './version.js';
+
+/** How a runtime on this machine starts `orchestrator mcp-server`: this Node, the CLI's entry file. */
+function relayCommand(): { command: string; args: string[] } {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  // Built, the entry sits beside this file; run from source (tests), the built one is used.
+  const entry =
+    [path.join(here, 'main.js'), path.resolve(here, '../../dist/cli/main.js')].find((p) => existsSync(p)) ??
+    path.join(here, 'main.js');
+  return { command: process.execPath, args: [entry, 'mcp-server'] };
+}
 
 export interface ServiceOptions {
   once: boolean;
@@ -210,6 +225,20 @@ export async function runService(
       ),
   });
   const rates = (w: Workflow) => w.config.tokenRates[w.config.agent.kind] ?? null;
+  // Listening even with `tools.enabled: false`, so a reload that turns tools on reaches the
+  // next session; the endpoint is loopback only and refuses every request without a session.
+  const toolSessions = new ToolSessions();
+  let toolEndpoint: ToolEndpoint;
+  try {
+    toolEndpoint = await listenToolEndpoint(toolSessions);
+  } catch (error) {
+    err(
+      `orchestrator run: tools_endpoint_failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    await watcher.close();
+    store.close();
+    return 1;
+  }
   orchestrator = new Orchestrator({
     workflow: { current: () => watcher.current(), reload: () => void watcher.reload() },
     tracker,
@@ -225,6 +254,7 @@ export async function runService(
     clock: SYSTEM_CLOCK,
     observe,
     forge,
+    tools: { sessions: toolSessions, url: toolEndpoint.url, relay: relayCommand(), version },
   });
   const service = orchestrator;
 
@@ -283,6 +313,7 @@ export async function runService(
     );
     if (!started.ok) {
       err(`orchestrator run: ${started.code}: ${started.message}\n`);
+      await toolEndpoint.close();
       await watcher.close();
       store.close();
       return 1;
@@ -295,6 +326,7 @@ export async function runService(
     await service.stop();
     await remote.close();
     await server?.close();
+    await toolEndpoint.close();
     await watcher.close();
     store.close();
     log.info({}, 'orchestrator stopped');

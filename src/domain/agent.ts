@@ -7,6 +7,7 @@
 import type { AgentErrorKind } from './errors.js';
 import type { Issue } from './issue.js';
 import type { RemoteHost } from './remote.js';
+import type { ToolDelivery } from './tool-delivery.js';
 
 /** Token counts of a run, normalised: `inputTokens` includes cache reads and writes. */
 export interface TokenCounts {
@@ -173,6 +174,8 @@ export interface StartSessionParams {
   credentialVerification?: { fullContext: boolean };
   /** The SSH host the agent runs on (its workspace path is a path there); absent or null for this machine. */
   remote?: RemoteHost | null;
+  /** The tool servers the runtime is pointed at; absent or null = none (verification sessions never get any). */
+  tools?: ToolDelivery | null;
 }
 
 export interface RunTurnParams {

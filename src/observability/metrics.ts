@@ -23,6 +23,8 @@ import type {
 import type { OrchestratorSnapshot } from '../orchestrator/orchestrator.js';
 import type { SelfReviewStatus } from '../orchestrator/self-review/loop.js';
 import { RETRY_REASONS } from '../persistence/records.js';
+import { TOOL_ERROR_CODES } from '../tools/call.js';
+import { TOOL_CATALOG } from '../tools/catalog.js';
 import { REACTION_KINDS } from '../workflow/config.js';
 import { TRACKER_OPERATIONS, type TrackerRequestResult } from './instrument-tracker.js';
 
@@ -93,6 +95,8 @@ const SELF_REVIEW_STATUSES = keys<SelfReviewStatus>({
   stopped: null,
 });
 const PULL_REQUEST_RESULTS = ['opened', 'updated', 'none'];
+const TOOL_NAMES = TOOL_CATALOG.map((t) => t.name);
+const TOOL_OUTCOMES = ['ok', ...TOOL_ERROR_CODES];
 const REACTION_LABELS = [...REACTION_KINDS, 'poll', 'watch'] as const;
 const REACTION_ACTIONS = keys<ReactionAction>({
   dispatched: null,
@@ -320,6 +324,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['tool_kind', 'result'] as const,
     registers,
   });
+  const toolServerCalls = new Counter({
+    name: name('tool_server_calls_total'),
+    help: "Calls agents made to the orchestrator's tool server, by tool and outcome (ok or the tool error code).",
+    labelNames: ['tool', 'outcome'] as const,
+    registers,
+  });
   const budgetExhausted = new Counter({
     name: name('budget_exhausted_total'),
     help: 'Issues that reached a budget limit, by limit.',
@@ -468,6 +478,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
       }
       case 'turn':
         turns.inc();
+        return;
+      case 'tool_call':
+        toolServerCalls.inc({
+          tool: bounded(observation.tool, TOOL_NAMES),
+          outcome: bounded(observation.outcome, TOOL_OUTCOMES),
+        });
         return;
       case 'released':
         return;

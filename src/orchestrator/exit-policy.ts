@@ -18,7 +18,14 @@ export const BLOCKED_PREFIX = 'BLOCKED:';
 
 export type WorkerExit =
   /** The turn loop ended normally (issue left active states, or max_turns). */
-  | { type: 'completed'; finalMessage: string; sessionId: string | null; turns: number }
+  | {
+      type: 'completed';
+      finalMessage: string;
+      sessionId: string | null;
+      turns: number;
+      /** A `BLOCKED:` exit whose question the agent already posted (`ask_human`): no second comment. */
+      questionPosted?: boolean;
+    }
   | {
       type: 'failed';
       kind: ErrorKind | undefined;
@@ -79,7 +86,7 @@ export function planExit(exit: WorkerExit, ctx: ExitContext): ExitPlan {
       if (message.startsWith(BLOCKED_PREFIX)) {
         const question = message.slice(BLOCKED_PREFIX.length).trim();
         const actions: ExitAction[] = [];
-        if (ctx.comments.onBlocked)
+        if (ctx.comments.onBlocked && exit.questionPosted !== true)
           actions.push({
             type: 'comment',
             body: `The agent is blocked and needs an answer:\n\n${question}`,

@@ -51,6 +51,8 @@ export type Observation =
   | { type: 'self_review'; status: SelfReviewStatus; iterations: number }
   /** A run's work was pushed; `pullRequest` says what happened to its pull request. */
   | { type: 'published'; pullRequest: 'opened' | 'updated' | 'none' }
+  /** An agent called a tool of the tool server; `outcome` is `ok` or the tool error code. */
+  | { type: 'tool_call'; tool: string; outcome: string; durationMs: number }
   /** A pull-request reaction acted (`kind` also `poll` and `watch` for the watch itself). */
   | { type: 'reaction'; kind: ReactionKind | 'poll' | 'watch'; action: ReactionAction };
 

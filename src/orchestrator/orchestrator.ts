@@ -32,6 +32,7 @@ import {
   type BudgetLimits,
   budgetStopComment,
   budgetVerdict,
+  type IssueSpend,
   nextUnchangedRun,
   REQUIRE_CHANGES_LIMIT,
   sessionChange,
@@ -62,6 +63,7 @@ import { PullWatcher, reactionsConfig } from './reactions/watcher.js';
 import { missingLabels, missingLabelsText } from './required-labels.js';
 import { reviewRecord } from './self-review/loop.js';
 import { stateClassifier } from './states.js';
+import { type ToolEndpointDeps, ToolHost } from './tool-host.js';
 import { budgetText, MAX_PARKED, parkedEntry, type WaitingEntry, waitingFromPlan } from './waiting.js';
 import { runWorker, type WorkerOutcome } from './worker.js';
 import { isStoreFault, type StoreStatus, WriteBacklog } from './write-backlog.js';
@@ -105,6 +107,8 @@ export interface OrchestratorDeps {
   observe?: Observer;
   /** Where pull requests are opened and watched; absent or null when the tracker has no forge. */
   forge?: ForgeAdapter | null;
+  /** The agents' tool endpoint; absent or null: no session is given tools. */
+  tools?: ToolEndpointDeps | null;
 }
 
 /** A session the orchestrator is running, as the API and dashboard show it. */
@@ -130,6 +134,12 @@ export interface RunningEntry {
   /** Why the orchestrator stopped the session; `unlabelled`: the issue lost a required label. */
   cancelReason: 'terminal' | 'inactive' | 'missing' | 'unlabelled' | 'shutdown' | null;
   done: Promise<void>;
+  /** The run's tool-session token; null when it has none (or it was closed). */
+  toolToken: string | null;
+  /** A question the agent asked through `ask_human`: the issue is parked after the turn. */
+  question: string | null;
+  /** The issue's spend when the run started (its own session counted); null when none was recorded. */
+  spendBefore: IssueSpend | null;
 }
 
 export interface Totals {
@@ -231,11 +241,25 @@ export class Orchestrator {
 
   /** Watches the pull requests of the `git:` loop; null without a forge. */
   private readonly pulls: PullWatcher | null;
+  private readonly tools: ToolHost | null;
 
   constructor(private readonly deps: OrchestratorDeps) {
     this.observe = deps.observe ?? (() => undefined);
     this.hosts = new HostPool({ nowMs: () => deps.clock.nowMs() });
     this.configureHosts();
+    this.tools =
+      deps.tools === undefined || deps.tools === null
+        ? null
+        : new ToolHost({
+            endpoint: deps.tools,
+            tracker: deps.tracker,
+            store: deps.store,
+            workflow: () => deps.workflow.current(),
+            running: (issueId) => this.running.get(issueId),
+            log: deps.log,
+            observe: (o) => this.observe(o),
+            nowMs: () => deps.clock.nowMs(),
+          });
     const forge = deps.forge ?? null;
     this.pulls =
       forge === null
@@ -990,6 +1014,7 @@ export class Orchestrator {
       return id;
     });
     const controller = new AbortController();
+    const budgetBefore = store.issueBudget(issue.id);
     const entry: RunningEntry = {
       issue,
       attempt,
@@ -1008,13 +1033,16 @@ export class Orchestrator {
       controller,
       cancelReason: null,
       done: Promise.resolve(),
+      toolToken: null,
+      question: null,
+      spendBefore: budgetBefore,
     };
     this.running.set(issue.id, entry);
+    const tools = this.tools?.open(entry, this.deps.agent.kind, workflow, onHost !== null) ?? null;
     if (hostName !== null) this.hosts.take(hostName);
     this.totals.dispatches += 1;
     log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt, host }, 'dispatching');
     this.observe({ type: 'dispatched', issue, attempt, host });
-    const budgetBefore = store.issueBudget(issue.id);
     entry.done = runWorker(
       {
         issue,
@@ -1064,6 +1092,8 @@ export class Orchestrator {
         forge: this.deps.forge ?? null,
         // The tracker's token is the forge's: the push authenticates with it, through askpass.
         forgeToken: workflow.config.tracker.apiKey,
+        tools,
+        question: () => entry.question,
       },
       controller.signal,
     ).then(
@@ -1288,6 +1318,7 @@ export class Orchestrator {
     const { config } = this.deps.workflow.current();
     const issue = entry.issue;
     this.running.delete(issue.id);
+    this.tools?.close(entry);
     if (entry.host !== HOST_LOCAL) {
       this.hosts.release(entry.host);
       const exit = outcome.exit;

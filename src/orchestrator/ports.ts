@@ -60,6 +60,7 @@ export type OrchestratorStore = Pick<
   | 'scm'
   | 'setRunReview'
   | 'sessionFor'
+  | 'toolCalls'
 >;
 
 /** The workspace operations a worker and the owner use. */

@@ -26,6 +26,7 @@ import { type ErrorKind, TrackerError } from '../domain/errors.js';
 import type { ForgeAdapter } from '../domain/forge.js';
 import type { Issue } from '../domain/issue.js';
 import type { RemoteHost } from '../domain/remote.js';
+import type { ToolDelivery } from '../domain/tool-delivery.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import { turnPromptBounded } from '../prompt/bounded-render.js';
 import type { ReactionVariables } from '../prompt/reaction-variables.js';
@@ -81,6 +82,10 @@ export interface WorkerDeps {
   forge?: ForgeAdapter | null;
   /** The token a push authenticates with (the tracker's); '' when the remote asks none. */
   forgeToken?: string;
+  /** The session's tool servers (never the verification session's); absent or null = none. */
+  tools?: ToolDelivery | null;
+  /** The question the agent asked through `ask_human` so far; null = none. */
+  question?: () => string | null;
 }
 
 export interface WorkerOutcome {
@@ -280,7 +285,7 @@ export async function runWorker(
 
     let session: AgentSession;
     try {
-      session = await deps.adapter.startSession(start);
+      session = await deps.adapter.startSession({ ...start, tools: deps.tools ?? null });
     } catch (error) {
       if (error instanceof AgentError) return failed(error.kind, error.detail, error.resetAtMs);
       return failed('response_error', describe(error));
@@ -349,6 +354,18 @@ export async function runWorker(
         finalMessage = outcome.result.finalMessage;
         if (finalMessage.trim().startsWith(BLOCKED_PREFIX)) {
           return finish({ type: 'completed', finalMessage, sessionId, turns });
+        }
+        const asked = deps.question?.() ?? null;
+        if (asked !== null) {
+          // `ask_human` posted the question already; the exit parks the issue without a second comment.
+          deps.log.info({ ...fields, turn }, 'the agent asked a person a question');
+          return finish({
+            type: 'completed',
+            finalMessage: `${BLOCKED_PREFIX} ${asked}`,
+            sessionId,
+            turns,
+            questionPosted: true,
+          });
         }
         const status = statusSignal();
         if (status === 'blocked') {

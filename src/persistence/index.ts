@@ -34,3 +34,4 @@ export {
   type ProofTable,
   Store,
 } from './store.js';
+export type { ToolCallCount, ToolCallsTable } from './tool-calls.js';

@@ -185,12 +185,23 @@ ALTER TABLE runs ADD COLUMN review_json TEXT;
 ALTER TABLE issue_budgets ADD COLUMN parked_fingerprint TEXT;
 `;
 
+const MIGRATION_5 = `
+CREATE TABLE run_tool_calls (
+  run_id   INTEGER NOT NULL REFERENCES runs (id),
+  tool     TEXT NOT NULL,
+  outcome  TEXT NOT NULL,
+  calls    INTEGER NOT NULL CHECK (calls > 0),
+  PRIMARY KEY (run_id, tool, outcome)
+) STRICT;
+`;
+
 /** Every migration this build knows, in order. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'runs, turns, retry queue, sessions, proofs, budgets, totals', sql: MIGRATION_1 },
   { version: 2, name: 'pending tracker transitions', sql: MIGRATION_2 },
   { version: 3, name: 'sessions in a row that left the issue unchanged', sql: MIGRATION_3 },
   { version: 4, name: 'branches, pull requests, reactions and self-review', sql: MIGRATION_4 },
+  { version: 5, name: 'calls to the agents’ tool server, per run', sql: MIGRATION_5 },
 ]);
 
 /** The schema version this build writes. */

@@ -45,6 +45,7 @@ import {
   turnFromRow,
 } from './records.js';
 import { ScmTable } from './scm.js';
+import { ToolCallsTable } from './tool-calls.js';
 
 /** How long a write waits for another connection's lock before failing with `busy`. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -428,6 +429,8 @@ export class Store {
   readonly proofs: ProofTable;
   /** Branches, pull requests and reaction memory of the pull-request loop. */
   readonly scm: ScmTable;
+  /** Calls to the agents' tool server, per run. */
+  readonly toolCalls: ToolCallsTable;
 
   /** Use openStore. */
   constructor(
@@ -450,6 +453,7 @@ export class Store {
       (operation, fn) => this.#guard(operation, fn),
       () => this.#nowIso(),
     );
+    this.toolCalls = new ToolCallsTable(db, (operation, fn) => this.#guard(operation, fn));
     this.proofs = {
       get: (key) =>
         this.#guard('read credential proof', () => this.#sql.getProof.get(key)?.verified_at_ms ?? null),

@@ -21,6 +21,7 @@ export type ServerStore = Pick<
   | 'unpricedRuns'
   | 'retryFor'
   | 'ping'
+  | 'toolCalls'
 >;
 
 /** One agent kind's health, as `orchestrator adapters` reports it. */

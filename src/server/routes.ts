@@ -275,7 +275,8 @@ export class Api {
   }
 
   #runs(limit: number): RunView[] {
-    return this.options.sources.store.recentRuns(limit).map(runView);
+    const { store } = this.options.sources;
+    return store.recentRuns(limit).map((run) => runView(run, store.toolCalls.forRun(run.id)));
   }
 
   /** The page is not masked: it is static, and it carries no data (it fetches the API). */
@@ -361,9 +362,11 @@ export class Api {
     const issueId = running?.issue.id ?? queued?.issueId ?? waiting?.issueId ?? latest?.issueId ?? null;
     if (issueId === null) return null;
     const retry = queued ?? (running === null ? sources.store.retryFor(issueId) : null);
-    const runs = sources.store
-      .runsForIssue(issueId, ISSUE_RUNS_LIMIT)
-      .map((run) => ({ run, turns: sources.store.turnsForRun(run.id) }));
+    const runs = sources.store.runsForIssue(issueId, ISSUE_RUNS_LIMIT).map((run) => ({
+      run,
+      turns: sources.store.turnsForRun(run.id),
+      toolCalls: sources.store.toolCalls.forRun(run.id),
+    }));
     return issueView({
       identifier,
       issueId,

@@ -11,7 +11,7 @@ import type { HoldRelease } from '../domain/errors.js';
 import type { OrchestratorSnapshot, RunningEntry } from '../orchestrator/orchestrator.js';
 import type { AgentRateLimit } from '../orchestrator/rate-limits.js';
 import type { WaitingEntry } from '../orchestrator/waiting.js';
-import type { RetryEntry, RunRecord, TotalsRecord, TurnRecord } from '../persistence/index.js';
+import type { RetryEntry, RunRecord, ToolCallCount, TotalsRecord, TurnRecord } from '../persistence/index.js';
 import type { ServiceConfig } from '../workflow/config.js';
 import type { IssueComment } from './issue-comments.js';
 import type { AdapterHealth } from './ports.js';
@@ -237,6 +237,8 @@ export interface RunView {
   reaction: string | null;
   /** The self-review loop's record (status, final verdict, iterations); null when none ran. */
   self_review: unknown;
+  /** Calls the run's agent made to the tool server, by tool and outcome; [] when none. */
+  tool_calls: ToolCallCount[];
 }
 
 export interface TurnView {
@@ -412,7 +414,7 @@ export function adapterView(health: AdapterHealth): AdapterView {
   };
 }
 
-export function runView(run: RunRecord): RunView {
+export function runView(run: RunRecord, toolCalls: ToolCallCount[]): RunView {
   return {
     id: run.id,
     issue_id: run.issueId,
@@ -435,6 +437,7 @@ export function runView(run: RunRecord): RunView {
     unaccounted_turns: run.unaccountedTurns,
     reaction: run.reaction,
     self_review: run.review,
+    tool_calls: toolCalls,
   };
 }
 
@@ -581,7 +584,7 @@ export function issueView(input: {
   running: RunningEntry | null;
   retry: RetryEntry | null;
   waiting: WaitingEntry | null;
-  runs: readonly { run: RunRecord; turns: readonly TurnRecord[] }[];
+  runs: readonly { run: RunRecord; turns: readonly TurnRecord[]; toolCalls: ToolCallCount[] }[];
   comments: readonly IssueComment[];
   nowMs: number;
 }): IssueView {
@@ -595,7 +598,10 @@ export function issueView(input: {
     running: input.running === null ? null : runningView(input.running, input.nowMs),
     retry: input.retry === null ? null : retryView(input.retry, input.nowMs),
     waiting: waiting === null ? null : waitingView(waiting),
-    runs: input.runs.map(({ run, turns }) => ({ ...runView(run), turn_records: turns.map(turnView) })),
+    runs: input.runs.map(({ run, turns, toolCalls }) => ({
+      ...runView(run, toolCalls),
+      turn_records: turns.map(turnView),
+    })),
     comments: input.comments.map(commentView),
   };
 }

@@ -124,6 +124,8 @@ export interface ServiceConfig {
   git: GitConfig | null;
   selfReview: FrontMatter['self_review'];
   reactions: FrontMatter['reactions'];
+  /** The agents' tool server (`tools:`): served to every session whose kind can reach it. */
+  tools: { enabled: boolean; allowOtherIssues: boolean; maxCommentChars: number };
 }
 
 export interface BuildContext {
@@ -335,6 +337,11 @@ export function buildServiceConfig(
     git: gitConfig(fm.git),
     selfReview: fm.self_review,
     reactions: fm.reactions,
+    tools: {
+      enabled: fm.tools.enabled,
+      allowOtherIssues: fm.tools.allow_other_issues,
+      maxCommentChars: fm.tools.max_comment_chars,
+    },
   };
   issues.push(...otherRules(fm, config));
   return { config, issues };

@@ -225,6 +225,11 @@ export const frontMatterSchema = z
       max_diff_bytes: int(102_400, { min: 1 }),
       reviewer: enumWithDefault(['same'], 'same'),
     }),
+    tools: section({
+      enabled: bool(true),
+      allow_other_issues: bool(false),
+      max_comment_chars: int(10_000, { min: 1, max: 65_536 }),
+    }),
     server: section({
       // No default here: a port the operator wrote must be free, the default may be busy.
       port: optionalInt({ min: 0, max: 65_535 }),

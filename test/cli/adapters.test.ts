@@ -77,7 +77,7 @@ describe('orchestrator adapters', () => {
       health: 'missing',
       usage_arrival: 'incremental',
       usage_attribution: 'per_model',
-      mcp_dialect: 'none',
+      mcp_dialect: 'mcp-json',
       sandbox: { status: 'unprobeable' },
     });
   });

@@ -104,6 +104,9 @@ function running(id: string, host: string, startedAtMs: number): RunningEntry {
     controller: new AbortController(),
     cancelReason: null,
     done: Promise.resolve(),
+    toolToken: null,
+    question: null,
+    spendBefore: null,
   };
 }
 

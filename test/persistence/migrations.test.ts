@@ -22,6 +22,7 @@ const TABLES = [
   'pending_transitions',
   'reaction_memory',
   'retry_queue',
+  'run_tool_calls',
   'runs',
   'schema_migrations',
   'sessions',

@@ -477,12 +477,18 @@ describe('GET /api/v1/issues/:identifier', () => {
         'started_at',
         'tokens',
         'tokens_by_model',
+        'tool_calls',
         'turn_records',
         'turns',
         'unaccounted_turns',
         'workspace',
       ].sort(),
     );
+    expect(failed.tool_calls).toEqual([
+      { tool: 'tracker_comment', outcome: 'ok', calls: 2 },
+      { tool: 'tracker_transition', outcome: 'tool_state_not_configured', calls: 1 },
+    ]);
+    expect((runs[0] as Record<string, unknown>).tool_calls).toEqual([]);
     expect(failed).toMatchObject({
       attempt: 1,
       exit_kind: 'failed',
@@ -629,6 +635,7 @@ describe('GET /api/v1/runs', () => {
       unaccounted_turns: 0,
       reaction: null,
       self_review: null,
+      tool_calls: [],
     });
     expect(Object.keys((runs[1] as { tokens: object }).tokens).sort()).toEqual(TOKENS_KEYS);
   });

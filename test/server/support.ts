@@ -83,6 +83,9 @@ export function runningEntry(over: Partial<RunningEntry> = {}): RunningEntry {
     controller: new AbortController(),
     cancelReason: null,
     done: Promise.resolve(),
+    toolToken: null,
+    question: null,
+    spendBefore: null,
     ...over,
   };
 }
@@ -206,6 +209,10 @@ export function harness(): Harness {
     startedAt: '2025-03-01T11:00:00.000Z',
   });
   store.recordTurn(eng1First, 1, '2025-03-01T11:00:00.000Z', turnInput({ sessionId: 'sess-a' }));
+  // The agent of the first run called the tool server three times, once refused.
+  store.toolCalls.add(eng1First, 'tracker_comment', 'ok');
+  store.toolCalls.add(eng1First, 'tracker_transition', 'tool_state_not_configured');
+  store.toolCalls.add(eng1First, 'tracker_comment', 'ok');
   store.recordTurn(
     eng1First,
     2,

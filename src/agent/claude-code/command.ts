@@ -21,6 +21,8 @@ export interface TurnArgsInput {
   resume: boolean;
   /** Set for a credential-verification session; `fullContext` false drops tools, instructions and the system prompt. */
   verification: { fullContext: boolean } | null;
+  /** The session's tool servers: the rendered `mcpServers` JSON and the servers' names; null = none. */
+  tools: { config: string; servers: readonly string[] } | null;
 }
 
 /** The arguments of one turn, after the launch target's own leading arguments. */
@@ -33,8 +35,15 @@ export function buildTurnArgs(config: ClaudeCodeConfig, turn: TurnArgsInput): st
   if (config.maxTurns !== null) args.push('--max-turns', String(config.maxTurns));
   if (config.maxBudgetUsd !== null) args.push('--max-budget-usd', String(config.maxBudgetUsd));
   if (config.effort !== null) args.push('--effort', config.effort);
+  const tools = turn.verification === null ? turn.tools : null;
+  // A JSON string, not a file: it holds no secret (the token is a `${…}` reference resolved
+  // from the environment), and a string reaches an SSH host as the rest of argv does.
+  if (tools !== null) args.push('--mcp-config', tools.config);
+  // The servers' tools are allowed by name (`mcp__<server>`): under acceptEdits an unlisted
+  // tool would be refused, since no person is there to approve it.
+  const allowed = [...config.allowedTools, ...(tools?.servers.map((s) => `mcp__${s}`) ?? [])];
   // One comma-separated value: the options are variadic and must not swallow what follows.
-  if (config.allowedTools.length > 0) args.push('--allowedTools', config.allowedTools.join(','));
+  if (allowed.length > 0) args.push('--allowedTools', allowed.join(','));
   if (config.disallowedTools.length > 0) args.push('--disallowedTools', config.disallowedTools.join(','));
   const reduced = turn.verification !== null && !turn.verification.fullContext;
   if (reduced) {

@@ -70,6 +70,8 @@ export interface SessionStart {
   /** The session exists already (resumed from an earlier run). */
   resumed: boolean;
   verification: { fullContext: boolean } | null;
+  /** The session's tool servers (rendered config and names); null = none. */
+  tools?: { config: string; servers: readonly string[] } | null;
   /** Clock for tool durations; Date.now by default. */
   nowMs?: () => number;
 }
@@ -79,6 +81,7 @@ export class ClaudeCodeSession {
   private readonly run = new RunUsage();
   private readonly config: ClaudeCodeConfig;
   private readonly verification: { fullContext: boolean } | null;
+  private readonly toolServers: { config: string; servers: readonly string[] } | null;
   private readonly nowMs: () => number;
   /** The CLI has started this session, so later turns continue it. */
   private resumable: boolean;
@@ -105,6 +108,7 @@ export class ClaudeCodeSession {
     this.sessionId = start.sessionId;
     this.resumable = start.resumed;
     this.verification = start.verification;
+    this.toolServers = start.tools ?? null;
     this.nowMs = start.nowMs ?? Date.now;
     this.tools = new ToolTracker(this.nowMs);
     // Each process reports only its own spend, so even a resumed session has no history to subtract.
@@ -121,6 +125,7 @@ export class ClaudeCodeSession {
           sessionId: this.sessionId,
           resume: this.resumable,
           verification: this.verification,
+          tools: this.toolServers,
         }),
       parseLine: (line, ctx) => this.parseLine(line, ctx),
       settleUsage: (ctx, end) => this.settleUsage(ctx, end.cancelled),

@@ -25,7 +25,7 @@ function config(block: Record<string, unknown> = {}): ClaudeCodeConfig {
 }
 
 const SID = '0c9c1a4e-5d0f-4c6e-9a51-6f1b2f0c7d11';
-const NEW = { sessionId: SID, resume: false, verification: null };
+const NEW = { sessionId: SID, resume: false, verification: null, tools: null };
 
 describe('buildTurnArgs', () => {
   it('defaults: -p, stream-json with --verbose, a new session by id, acceptEdits with Bash allowed, no prompt in argv', () => {
@@ -107,6 +107,26 @@ describe('buildTurnArgs', () => {
     const full = buildTurnArgs(config(), { ...NEW, verification: { fullContext: true } });
     expect(full).not.toContain('--safe-mode');
     expect(full).toContain('--no-session-persistence');
+  });
+});
+
+describe('tool servers on the claude-code command line', () => {
+  const tools = { config: '{"mcpServers":{"orchestrator":{}}}', servers: ['orchestrator'] };
+
+  it('passes the rendered config as one argument and allows the servers’ tools by name', () => {
+    const args = buildTurnArgs(config(), { ...NEW, tools });
+    expect(args[args.indexOf('--mcp-config') + 1]).toBe(tools.config);
+    // Followed by an option: the variadic --mcp-config cannot swallow it.
+    expect(args[args.indexOf('--mcp-config') + 2]).toMatch(/^--/);
+    expect(args[args.indexOf('--allowedTools') + 1]).toBe('Bash,mcp__orchestrator');
+  });
+
+  it('never gives a verification session the servers', () => {
+    for (const fullContext of [true, false]) {
+      const args = buildTurnArgs(config(), { ...NEW, tools, verification: { fullContext } });
+      expect(args).not.toContain('--mcp-config');
+      expect(args.join(' ')).not.toContain('mcp__');
+    }
   });
 });
 

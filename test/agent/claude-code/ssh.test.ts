@@ -32,6 +32,7 @@ import {
   userProcesses,
   useSshHost,
   watchCommandLines,
+  withoutForks,
 } from '../../support/ssh-session.js';
 import {
   adapterOf,
@@ -165,9 +166,10 @@ describe.skipIf(!plan.run)('claude-code with the real CLI on an SSH host', () =>
         // The key was in no command line. The scan saw the CLI running as the host user, in the
         // host workspace, with the key in its environment: the scan was looking at the right thing.
         expectWatchedCli(scan, { cwd: workspace, env: { ANTHROPIC_API_KEY: API_KEY }, cmdline: /claude/ });
-        // One CLI per turn, each the leader of its own group (the scan may also catch a child the CLI
-        // forked, before that child's exec).
-        const leaders = scan.seen.filter((p) => p.pgid === p.pid);
+        // One CLI per turn, each the leader of its own group. The scan may also catch a child the CLI
+        // forked for a tool before that child's exec, already leading its own group:
+        // `withoutForks` leaves those out.
+        const leaders = withoutForks(scan.seen).filter((p) => p.pgid === p.pid);
         expect(
           leaders.map((p) => (p.cmdline.includes(' --resume ') ? 'resume' : 'create')),
           `CLI processes seen in ${scan.scans} scans: ${JSON.stringify(scan.seen)}`,

@@ -1,0 +1,199 @@
+/**
+ * The tool sessions of running agents: one opened per run whose kind can reach the tool
+ * server, closed when the run's worker exits (its token then refused), with every call
+ * logged, counted and recorded against the run.
+ */
+import type { AgentKind } from '../agent/registry.js';
+import { OWN_TOOL_SERVER, type ToolDelivery } from '../domain/tool-delivery.js';
+import type { TrackerAdapter } from '../domain/tracker.js';
+import type { ToolErrorCode } from '../tools/call.js';
+import type { ToolRunStatus, ToolSession } from '../tools/ports.js';
+import { TOOL_TOKEN_ENV, TOOL_URL_ENV } from '../tools/relay.js';
+import type { ToolSessions } from '../tools/sessions.js';
+import type { Workflow } from '../workflow/load.js';
+import type { IssueSpend } from './budget.js';
+import type { Observer } from './observations.js';
+import type { Logger, OrchestratorStore } from './ports.js';
+import { budgetsLeft, toolBackend } from './tool-backend.js';
+
+/** Where the tool endpoint is and how a runtime on this machine reaches it. */
+export interface ToolEndpointDeps {
+  sessions: ToolSessions;
+  /** The endpoint's URL on this machine's loopback. */
+  url: string;
+  /** The stdio relay a local runtime starts (`orchestrator mcp-server`): program and arguments. */
+  relay: { command: string; args: readonly string[] };
+  /** Reported in the MCP handshake. */
+  version: string;
+}
+
+/** What the host reads of a running run. */
+export interface ToolRun {
+  issue: { id: string; identifier: string };
+  runId: number;
+  startedAtMs: number;
+  turn: number;
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+  costMicroUsd: number | null;
+  /** Set by `ask_human`: the worker parks the issue after the turn. */
+  question: string | null;
+  toolToken: string | null;
+  /** The issue's spend when the run started, this run's session counted; null = none recorded. */
+  spendBefore: IssueSpend | null;
+}
+
+export interface ToolHostDeps {
+  endpoint: ToolEndpointDeps;
+  tracker: TrackerAdapter;
+  store: Pick<OrchestratorStore, 'runsForIssue' | 'toolCalls'>;
+  workflow: () => Workflow;
+  /** The running run of the issue, if any. */
+  running: (issueId: string) => ToolRun | undefined;
+  log: Logger;
+  observe: Observer;
+  nowMs: () => number;
+}
+
+/** Opens and closes the tool sessions of runs. */
+export class ToolHost {
+  private readonly backend;
+
+  constructor(private readonly deps: ToolHostDeps) {
+    this.backend = toolBackend({
+      tracker: deps.tracker,
+      states: () => configuredStates(deps.workflow()),
+      runs: (issueId, limit) => deps.store.runsForIssue(issueId, limit),
+      runStatus: (session) => this.runStatus(session),
+      parkAfterTurn: (session, question) => {
+        const run = this.runOf(session);
+        if (run !== undefined) run.question = question;
+      },
+    });
+  }
+
+  /**
+   * Opens the run's tool session and says how its runtime reaches it; null when the run gets
+   * no tools (turned off, a kind with no channel, an SSH host).
+   */
+  open(run: ToolRun, kind: AgentKind, workflow: Workflow, remote: boolean): ToolDelivery | null {
+    const { config } = workflow;
+    if (!config.tools.enabled || remote || (kind.runtime?.mcpDialect ?? 'none') === 'none') return null;
+    const { endpoint } = this.deps;
+    const session: ToolSession = {
+      issueId: run.issue.id,
+      identifier: run.issue.identifier,
+      runId: run.runId,
+      startedAtMs: run.startedAtMs,
+    };
+    const token = endpoint.sessions.open({
+      session,
+      backend: this.backend,
+      policy: {
+        configuredStates: configuredStates(workflow),
+        allowOtherIssues: config.tools.allowOtherIssues,
+        maxCommentChars: config.tools.maxCommentChars,
+      },
+      version: endpoint.version,
+      onCall: (tool, outcome, durationMs) => this.called(session, tool, outcome, durationMs),
+    });
+    run.toolToken = token;
+    return {
+      servers: {
+        [OWN_TOOL_SERVER]: {
+          transport: 'stdio',
+          command: endpoint.relay.command,
+          args: endpoint.relay.args,
+          envNames: [TOOL_URL_ENV, TOOL_TOKEN_ENV],
+        },
+      },
+      env: { [TOOL_URL_ENV]: endpoint.url, [TOOL_TOKEN_ENV]: token },
+    };
+  }
+
+  /** Ends the run's tool session: its token is refused from now on. */
+  close(run: ToolRun): void {
+    if (run.toolToken === null) return;
+    this.deps.endpoint.sessions.close(run.toolToken);
+    run.toolToken = null;
+  }
+
+  private runOf(session: ToolSession): ToolRun | undefined {
+    const run = this.deps.running(session.issueId);
+    return run?.runId === session.runId ? run : undefined;
+  }
+
+  private runStatus(session: ToolSession): ToolRunStatus | null {
+    const run = this.runOf(session);
+    if (run === undefined) return null;
+    const { agent } = this.deps.workflow().config;
+    // As the budget check between turns counts: the spend before the run plus the run's own.
+    const before = run.spendBefore;
+    return {
+      turn: run.turn,
+      elapsedMs: Math.max(0, this.deps.nowMs() - run.startedAtMs),
+      tokens: { input: run.usage.inputTokens, output: run.usage.outputTokens, total: run.usage.totalTokens },
+      costUsd: run.costMicroUsd === null ? null : run.costMicroUsd / 1e6,
+      budgets: budgetsLeft(
+        {
+          maxTurns: agent.maxTurns,
+          maxSessions: agent.maxSessions,
+          maxTokens: agent.maxTokens,
+          maxCostMicroUsd: Math.round(agent.maxCostUsd * 1e6),
+        },
+        {
+          turns: run.turn,
+          sessions: before?.sessions ?? 1,
+          tokens: (before?.tokens ?? 0) + run.usage.totalTokens,
+          costMicroUsd:
+            run.costMicroUsd === null || before?.costMicroUsd === null
+              ? null
+              : (before?.costMicroUsd ?? 0) + run.costMicroUsd,
+        },
+      ),
+    };
+  }
+
+  private called(
+    session: ToolSession,
+    tool: string,
+    outcome: 'ok' | ToolErrorCode,
+    durationMs: number,
+  ): void {
+    const fields = {
+      issue_id: session.issueId,
+      issue_identifier: session.identifier,
+      run_id: session.runId,
+      tool,
+      outcome,
+      duration_ms: Math.round(durationMs),
+    };
+    if (outcome === 'ok') this.deps.log.info(fields, 'tool call');
+    else this.deps.log.warn(fields, 'tool call refused or failed');
+    try {
+      this.deps.store.toolCalls.add(session.runId, tool, outcome);
+    } catch (error) {
+      // The count is a record, not a decision: a full disk must not fail the agent's call.
+      this.deps.log.warn({ ...fields, error: String(error) }, 'tool call not recorded');
+    }
+    this.deps.observe({ type: 'tool_call', tool, outcome, durationMs });
+  }
+}
+
+/** Every state the workflow names, first spelling kept: where a tool may move an issue. */
+export function configuredStates(workflow: Workflow): string[] {
+  const t = workflow.config.tracker;
+  const all = [
+    ...t.activeStates,
+    ...t.terminalStates,
+    t.handoffState,
+    t.inProgressState,
+    t.blockedState,
+  ].filter((s): s is string => s !== null && s.trim() !== '');
+  const seen = new Set<string>();
+  return all.filter((s) => {
+    const key = s.toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
