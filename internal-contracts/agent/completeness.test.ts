@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import '../../src/agent/kinds.js';
-import { agentKinds } from '../../src/agent/registry.js';
+import { type AgentRuntimeDeclaration, agentKinds } from '../../src/agent/registry.js';
 import type { SourceFile } from '../layering/check.js';
 import { checkCompleteness, type KindEntry, readKindTests, suitesCalled } from './completeness.js';
 
@@ -38,11 +38,13 @@ describe('every registered agent kind', () => {
 });
 
 describe('checkCompleteness', () => {
-  const runtime = runnable[0]?.runtime;
-  const kind = (name: string, withRuntime: boolean): KindEntry => ({
+  const base = runnable[0]?.runtime;
+  if (base === undefined) throw new Error('no runnable kind is registered');
+  const runtime: AgentRuntimeDeclaration = { ...base, mcpDialect: 'none', mcpDialectNoneReason: 'no tools' };
+  const kind = (name: string, withRuntime: boolean, over: Partial<typeof runtime> = {}): KindEntry => ({
     name,
     validateConfig: () => [],
-    ...(withRuntime ? { runtime } : {}),
+    ...(withRuntime ? { runtime: { ...runtime, ...over } } : {}),
   });
   const file = (text: string): SourceFile => ({ path: 'test/agent/acme/acme.test.ts', text });
 
@@ -73,6 +75,18 @@ describe('checkCompleteness', () => {
       file('assertUsageReporting(k, r); await contracts.assertCredentialVerification(h);'),
     ];
     expect(checkCompleteness([kind('acme', true)], () => files)).toEqual([]);
+  });
+
+  it('asks a kind with a tool channel for the tool-delivery suite too', () => {
+    const three = file(
+      'assertUsageReporting(k, r); assertDispositionContract(h); assertCredentialVerification(h);',
+    );
+    const withTools = kind('acme', true, { mcpDialect: 'mcp-json' });
+    expect(checkCompleteness([withTools], () => [three])).toEqual([
+      expect.stringMatching(/test\/agent\/acme\/ calls assertToolDelivery: the tool delivery/),
+    ]);
+    expect(checkCompleteness([withTools], () => [three, file('assertToolDelivery(d, s);')])).toEqual([]);
+    expect(checkCompleteness([kind('acme', true)], () => [three])).toEqual([]);
   });
 
   it('needs no suites from a validate-only kind, but a validateConfig', () => {

@@ -18,7 +18,11 @@ export const REQUIRED_SUITES = {
   assertDispositionContract: 'disposition contract (turns end as the shared rule decides)',
   assertCredentialVerification: 'credential verification (verified, unverified, proof reuse)',
 } as const;
-export type SuiteName = keyof typeof REQUIRED_SUITES;
+/** The suite a kind with a tool channel (`mcpDialect` other than `none`) must call besides. */
+export const TOOL_CHANNEL_SUITES = {
+  assertToolDelivery: 'tool delivery (its servers, no secret on the argv or in a file)',
+} as const;
+export type SuiteName = keyof typeof REQUIRED_SUITES | keyof typeof TOOL_CHANNEL_SUITES;
 
 /** The test folder of a kind, repository-relative. */
 export function kindTestFolder(kind: string): string {
@@ -44,7 +48,8 @@ export function suitesCalled(file: SourceFile): Set<SuiteName> {
         : ts.isPropertyAccessExpression(callee)
           ? callee.name.text
           : null;
-      if (name !== null && name in REQUIRED_SUITES) called.add(name as SuiteName);
+      if (name !== null && (name in REQUIRED_SUITES || name in TOOL_CHANNEL_SUITES))
+        called.add(name as SuiteName);
     }
     ts.forEachChild(node, visit);
   };
@@ -69,7 +74,11 @@ export function checkCompleteness(
     const files = testsOf(kind.name);
     const called = new Set<SuiteName>();
     for (const file of files) for (const suite of suitesCalled(file)) called.add(suite);
-    for (const [suite, what] of Object.entries(REQUIRED_SUITES) as [SuiteName, string][]) {
+    const required = {
+      ...REQUIRED_SUITES,
+      ...((kind.runtime.mcpDialect ?? 'none') === 'none' ? {} : TOOL_CHANNEL_SUITES),
+    };
+    for (const [suite, what] of Object.entries(required) as [SuiteName, string][]) {
       if (!called.has(suite)) {
         problems.push(
           `agent kind ${kind.name} declares a runtime but no test file under ${kindTestFolder(kind.name)}/ calls ` +

@@ -14,7 +14,7 @@ import { checkSources, type UsageDisposition, type UsageSources, usageDispositio
  * agent/core/tool-config.ts); `none` needs a reason. A dialect joins the list when a kind
  * is proven to read it.
  */
-export type McpDialect = 'none' | 'mcp-json';
+export type McpDialect = 'none' | 'mcp-json' | 'toml-config' | 'settings-json' | 'inline-config-json';
 
 /** What a sandbox probe is given: the setup as a working session of the kind would get it. */
 export interface SandboxProbeInput {

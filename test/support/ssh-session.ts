@@ -233,7 +233,12 @@ export function watchCommandLines(
 }
 
 function readProcess(p: { pid: number; cmdline: string }, vars: readonly string[]): SeenProcess {
-  const environ = readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0');
+  const raw = readFileSync(`/proc/${p.pid}/environ`, 'utf8');
+  // A process in the middle of an exec (a `#!/usr/bin/env node` script starting) reads as
+  // having no environment at all; every process these tests start has one, so read it again
+  // on the next scan (CI once caught a gemini CLI at that moment).
+  if (raw === '') throw new Error(`the environment of ${p.pid} is not readable yet`);
+  const environ = raw.split('\0');
   const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
   const env: Record<string, string> = {};
   // Fields after the command name: state, ppid, pgrp, …

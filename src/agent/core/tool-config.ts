@@ -3,40 +3,12 @@
  * delivery, so no adapter formats servers itself. Every secret stays a reference to a
  * variable of the runtime's environment; the values travel in that environment only.
  */
-import type { ToolDelivery, ToolServerSpec } from '../../domain/tool-delivery.js';
+import type { ToolDelivery } from '../../domain/tool-delivery.js';
 import type { McpDialect } from '../registry.js';
-
-/**
- * The `mcpServers` JSON object many runtimes read: `type` `stdio` with command, args and
- * `env` entries of the form `${NAME}`, or `type` `http` with a URL and headers of that form.
- */
-export function renderMcpJson(delivery: ToolDelivery): { mcpServers: Record<string, unknown> } {
-  const mcpServers: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(delivery.servers)) mcpServers[name] = mcpJsonServer(spec);
-  return { mcpServers };
-}
-
-function mcpJsonServer(spec: ToolServerSpec): Record<string, unknown> {
-  if (spec.transport === 'stdio') {
-    return {
-      type: 'stdio',
-      command: spec.command,
-      args: [...spec.args],
-      env: Object.fromEntries(spec.envNames.map((n) => [n, reference(n)])),
-    };
-  }
-  return {
-    type: 'http',
-    url: spec.url,
-    headers: Object.fromEntries(
-      Object.entries(spec.headers).map(([h, v]) => [h, `${v.prefix}${reference(v.variable)}`]),
-    ),
-  };
-}
-
-function reference(variable: string): string {
-  return `\${${variable}}`;
-}
+import { renderInlineConfigJson } from './tool-dialects/inline-config-json.js';
+import { renderMcpJson } from './tool-dialects/mcp-json.js';
+import { renderSettingsJson } from './tool-dialects/settings-json.js';
+import { renderTomlConfig } from './tool-dialects/toml-config.js';
 
 /** The rendered configuration as text, in `dialect`; null for `none`. */
 export function renderToolConfig(dialect: McpDialect, delivery: ToolDelivery): string | null {
@@ -45,6 +17,12 @@ export function renderToolConfig(dialect: McpDialect, delivery: ToolDelivery): s
       return null;
     case 'mcp-json':
       return JSON.stringify(renderMcpJson(delivery));
+    case 'toml-config':
+      return renderTomlConfig(delivery);
+    case 'settings-json':
+      return JSON.stringify(renderSettingsJson(delivery));
+    case 'inline-config-json':
+      return JSON.stringify(renderInlineConfigJson(delivery));
   }
 }
 

@@ -1,0 +1,97 @@
+/**
+ * The agents' tools through the whole service with a real runtime: the pinned Claude Code,
+ * driven by the fake model server, is told about the tool server by the service, starts
+ * `orchestrator mcp-server`, and calls our tools; the calls land in the file tracker, the
+ * store, the log and the metrics (test/support/tool-session.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { CLAUDE_CLI, REAL_CLI_MODEL, realCliEnv, realCliPlan } from '../agent/claude-code/support.js';
+import {
+  type AnthropicReply,
+  anthropicDialect,
+  DEFAULT_USAGE,
+  offeredTools,
+} from '../support/fake-model/anthropic.js';
+import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
+import { itHasThePinnedCli } from '../support/pinned-cli.js';
+import { useServiceCleanup } from '../support/service.js';
+import { expectToolCase, startToolCase, TOOL_CALLS } from '../support/tool-session.js';
+
+const plan = realCliPlan();
+if (!plan.run) console.warn(`tools with the real Claude Code skipped: ${plan.reason}`);
+
+useServiceCleanup();
+
+/** How Claude Code names a tool of our server. */
+const OURS = 'mcp__orchestrator__';
+
+/** The tool results a request carries back, oldest first, as text. */
+function toolResults(request: RecordedRequest): string[] {
+  const messages = (request.body as { messages?: { content?: unknown }[] } | null)?.messages ?? [];
+  return messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content
+          .filter((b) => (b as { type?: unknown }).type === 'tool_result')
+          .map((b) => JSON.stringify((b as { content?: unknown }).content))
+      : [],
+  );
+}
+
+/** The model: the case's calls in a row, then done; the CLI's own side calls (no tools offered) get text. */
+function script(request: RecordedRequest): AnthropicReply {
+  if (!offeredTools(request).some((t) => t.startsWith(OURS))) return { type: 'message', text: 'OK' };
+  const next = TOOL_CALLS[toolResults(request).length];
+  return next === undefined
+    ? { type: 'message', text: 'Done with the tools.' }
+    : { type: 'message', toolCall: { name: `${OURS}${next.tool}`, input: next.input } };
+}
+
+describe.skipIf(!plan.run)('the tool server with the real Claude Code', () => {
+  itHasThePinnedCli(CLAUDE_CLI);
+
+  it('claude calls tracker_comment (the comment lands in the file tracker), is refused an unconfigured state, and run_status gives its own run’s figures', {
+    timeout: 180_000,
+  }, async () => {
+    const model = await FakeModelServer.start([anthropicDialect(script)]);
+    try {
+      const c = await startToolCase(
+        {
+          agent: {
+            kind: 'claude-code',
+            command: CLAUDE_CLI,
+            max_turns: 1,
+            max_tokens: 1_000_000,
+            stall_timeout_ms: 60_000,
+            turn_timeout_ms: 120_000,
+          },
+          'claude-code': { model: REAL_CLI_MODEL },
+        },
+        realCliEnv(model.url),
+        () => `model requests: ${model.requests.length}`,
+      );
+      const { figures, run } = await expectToolCase(
+        c,
+        () => model.requests.map(toolResults).find((r) => r.length === TOOL_CALLS.length) ?? [],
+      );
+      // run_status came after three of the turn's four model calls: the input the stream had
+      // reported by then is three of the run's four equal calls, to the token.
+      const perCall = DEFAULT_USAGE.input + DEFAULT_USAGE.cacheRead;
+      expect(run.input_tokens).toBe(4 * perCall);
+      expect(figures.tokens.input).toBe(3 * perCall);
+      // Output is counted as each call's stream reports it, in full only at the call's end.
+      expect(figures.tokens.output).toBeLessThan(run.output_tokens);
+      expect(figures.tokens.total).toBe(figures.tokens.input + figures.tokens.output);
+      expect(figures.budgets).toEqual([
+        { name: 'max_turns', used: 1, limit: 1, left: 0 },
+        {
+          name: 'max_tokens',
+          used: figures.tokens.total,
+          limit: 1_000_000,
+          left: 1_000_000 - figures.tokens.total,
+        },
+      ]);
+    } finally {
+      await model.close();
+    }
+  });
+});
