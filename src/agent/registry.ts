@@ -75,6 +75,11 @@ export interface AgentRuntimeDeclaration {
   mcpDialect: McpDialect;
   /** Required when `mcpDialect` is `none`. */
   mcpDialectNoneReason?: string;
+  /**
+   * With `none` only: the runtime makes no tool calls at all (a test runtime), so having no
+   * tool channel is no gap to report to the operator.
+   */
+  callsNoTools?: true;
   usageSources: UsageSources;
   /** Variables the runtime reads as its credential, in launch order; [] says "none". */
   credentialEnv: readonly string[];
@@ -134,6 +139,9 @@ export function checkDeclaration(kind: string, d: AgentRuntimeDeclaration): stri
   if (missing.length > 0) return problems;
   if (d.mcpDialect === 'none' && !d.mcpDialectNoneReason?.trim()) {
     problems.push('mcpDialect "none" needs mcpDialectNoneReason');
+  }
+  if (d.callsNoTools === true && d.mcpDialect !== 'none') {
+    problems.push('callsNoTools contradicts a tool channel (mcpDialect is not "none")');
   }
   if (d.usageLimitRecognition === 'not_recognized' && !d.usageLimitNotRecognizedReason?.trim()) {
     problems.push('usageLimitRecognition "not_recognized" needs usageLimitNotRecognizedReason');

@@ -15,6 +15,8 @@ export interface AgentCheckInput {
   trackerToken?: string;
   /** The environment the kind's credential variables are read from. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** `tools.enabled`: sessions are to be given the tool server. */
+  toolsEnabled?: boolean;
 }
 
 /** Every issue with a known kind's block; with `agent` set, also the rules for the active kind. */
@@ -64,6 +66,14 @@ export function checkAgentSettings(
       code: 'agent.effort.not_forwarded',
       message: `agent kind "${kind}" does not forward ${kind}.effort to its runtime; the setting has no effect`,
       path: [kind, 'effort'],
+    });
+  }
+  if (agent.toolsEnabled === true && runtime.mcpDialect === 'none' && runtime.callsNoTools !== true) {
+    issues.push({
+      severity: 'warning',
+      code: 'agent.kind.no_tool_channel',
+      message: `agent kind "${kind}" cannot reach the tool server (${runtime.mcpDialectNoneReason ?? 'no tool channel'}); its sessions run without the tools`,
+      path: ['agent', 'kind'],
     });
   }
   if (found.usageDisposition?.arrival === 'none' && agent.maxTokens > 0) {

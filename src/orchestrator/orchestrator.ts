@@ -1038,11 +1038,23 @@ export class Orchestrator {
       spendBefore: budgetBefore,
     };
     this.running.set(issue.id, entry);
-    const tools = this.tools?.open(entry, this.deps.agent.kind, workflow, onHost !== null) ?? null;
+    const opening = this.tools?.open(entry, this.deps.agent.kind, workflow, onHost !== null) ?? {
+      type: 'off',
+    };
+    const tools = opening.type === 'delivered' ? opening.delivery : null;
     if (hostName !== null) this.hosts.take(hostName);
     this.totals.dispatches += 1;
     log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt, host }, 'dispatching');
     this.observe({ type: 'dispatched', issue, attempt, host });
+    if (opening.type === 'gap') {
+      // Once per session, so an operator sees why an agent told of no tools has none.
+      this.onEvent(entry, {
+        type: 'tool_channel_gap',
+        at: new Date(startedAtMs).toISOString(),
+        agentPid: '',
+        message: opening.reason,
+      });
+    }
     entry.done = runWorker(
       {
         issue,

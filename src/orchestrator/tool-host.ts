@@ -6,7 +6,9 @@
 import type { AgentKind } from '../agent/registry.js';
 import { OWN_TOOL_SERVER, type ToolDelivery } from '../domain/tool-delivery.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
+import type { PromptTool } from '../prompt/variables.js';
 import type { ToolErrorCode } from '../tools/call.js';
+import { TOOL_CATALOG } from '../tools/catalog.js';
 import type { ToolRunStatus, ToolSession } from '../tools/ports.js';
 import { TOOL_TOKEN_ENV, TOOL_URL_ENV } from '../tools/relay.js';
 import type { ToolSessions } from '../tools/sessions.js';
@@ -54,6 +56,12 @@ export interface ToolHostDeps {
   nowMs: () => number;
 }
 
+/** What a run gets: its delivery, a gap (tools on, but this session cannot reach them), or nothing. */
+export type ToolOpening =
+  | { type: 'delivered'; delivery: ToolDelivery }
+  | { type: 'gap'; reason: string }
+  | { type: 'off' };
+
 /** Opens and closes the tool sessions of runs. */
 export class ToolHost {
   private readonly backend;
@@ -72,12 +80,17 @@ export class ToolHost {
   }
 
   /**
-   * Opens the run's tool session and says how its runtime reaches it; null when the run gets
-   * no tools (turned off, a kind with no channel, an SSH host).
+   * Opens the run's tool session and says how its runtime reaches it; a gap when tools are on
+   * but this session cannot reach them (a kind with no channel, an SSH host).
    */
-  open(run: ToolRun, kind: AgentKind, workflow: Workflow, remote: boolean): ToolDelivery | null {
+  open(run: ToolRun, kind: AgentKind, workflow: Workflow, remote: boolean): ToolOpening {
     const { config } = workflow;
-    if (!config.tools.enabled || remote || (kind.runtime?.mcpDialect ?? 'none') === 'none') return null;
+    if (!config.tools.enabled || kind.runtime?.callsNoTools === true) return { type: 'off' };
+    if ((kind.runtime?.mcpDialect ?? 'none') === 'none') {
+      const why = kind.runtime?.mcpDialectNoneReason ?? 'it declares no tool channel';
+      return { type: 'gap', reason: `agent kind "${kind.name}" cannot reach the tool server: ${why}` };
+    }
+    if (remote) return { type: 'gap', reason: 'sessions on SSH hosts are not given the tool server yet' };
     const { endpoint } = this.deps;
     const session: ToolSession = {
       issueId: run.issue.id,
@@ -97,7 +110,7 @@ export class ToolHost {
       onCall: (tool, outcome, durationMs) => this.called(session, tool, outcome, durationMs),
     });
     run.toolToken = token;
-    return {
+    const delivery: ToolDelivery = {
       servers: {
         [OWN_TOOL_SERVER]: {
           transport: 'stdio',
@@ -108,6 +121,7 @@ export class ToolHost {
       },
       env: { [TOOL_URL_ENV]: endpoint.url, [TOOL_TOKEN_ENV]: token },
     };
+    return { type: 'delivered', delivery };
   }
 
   /** Ends the run's tool session: its token is refused from now on. */
@@ -177,6 +191,12 @@ export class ToolHost {
     }
     this.deps.observe({ type: 'tool_call', tool, outcome, durationMs });
   }
+}
+
+/** The tools a session given `delivery` can call, as its prompt may list them. */
+export function advertisedTools(delivery: ToolDelivery): PromptTool[] {
+  if (!Object.hasOwn(delivery.servers, OWN_TOOL_SERVER)) return [];
+  return TOOL_CATALOG.map((t) => ({ server: OWN_TOOL_SERVER, name: t.name, description: t.description }));
 }
 
 /** Every state the workflow names, first spelling kept: where a tool may move an issue. */

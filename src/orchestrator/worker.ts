@@ -42,6 +42,7 @@ import { branchName, type PublishedWork, publishWork } from './publish.js';
 import type { SelfReviewOutcome } from './self-review/loop.js';
 import { selfReview } from './self-review/run.js';
 import { stateClassifier } from './states.js';
+import { advertisedTools } from './tool-host.js';
 
 export interface WorkerJob {
   issue: Issue;
@@ -188,6 +189,8 @@ export async function runWorker(
   const local = deps.host === null;
   const git = local ? config.git : null;
   const maxTurns = Math.max(1, config.agent.maxTurns);
+  // Only a session given the tool server is told of the tools, so none is told of a tool it cannot call.
+  const advertised = deps.tools === null || deps.tools === undefined ? [] : advertisedTools(deps.tools);
   const varsFor = (turn: number) =>
     promptVariables({
       issue,
@@ -196,6 +199,7 @@ export async function runWorker(
       maxTurns,
       workspacePath: workspace,
       reaction: job.reaction ?? null,
+      tools: advertised,
     });
   try {
     if (signal.aborted) return cancelled();

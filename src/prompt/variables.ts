@@ -42,6 +42,16 @@ export interface PromptVariables {
   review_comments: ReactionVariables['review_comments'];
   /** The base a reaction run should merge in; null on every other run. */
   merge_conflict: ReactionVariables['merge_conflict'];
+  /** The tools this session can call (server, name, description); [] when it can call none. */
+  tools: readonly PromptTool[];
+}
+
+/** One tool as a prompt may advertise it. */
+export interface PromptTool {
+  /** The tool server's name, as the runtime's configuration names it. */
+  server: string;
+  name: string;
+  description: string;
 }
 
 /** The top-level names a template may read (documented in README). */
@@ -50,6 +60,7 @@ export const PROMPT_VARIABLE_NAMES = [
   'attempt',
   'run',
   'workspace',
+  'tools',
   ...REACTION_VARIABLE_NAMES,
 ] as const;
 
@@ -64,6 +75,8 @@ export interface PromptVariablesInput {
   workspacePath: string;
   /** A reaction run's feedback; absent or null for a run from the tracker. */
   reaction?: ReactionVariables | null;
+  /** The tools the session can call; absent = none. */
+  tools?: readonly PromptTool[];
 }
 
 /** Builds the template variables for one turn; called by the worker before each render. */
@@ -76,6 +89,7 @@ export function promptVariables(input: PromptVariablesInput): PromptVariables {
       path: input.workspacePath,
       status_file: path.posix.join(input.workspacePath, SIGNAL_DIR, 'status'),
     },
+    tools: input.tools ?? [],
     ...(input.reaction ?? NO_REACTION_VARIABLES),
   };
 }

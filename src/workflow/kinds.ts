@@ -42,6 +42,8 @@ export interface KindCatalog {
       trackerToken?: string;
       /** The environment the agent's credentials are read from. */
       env?: Readonly<Record<string, string | undefined>>;
+      /** `tools.enabled`. */
+      toolsEnabled?: boolean;
     },
   ): ConfigIssue[];
 }

@@ -411,6 +411,7 @@ function kindIssues(
               maxTokens: config.agent.maxTokens,
               trackerToken: config.tracker.apiKey,
               env,
+              toolsEnabled: config.tools.enabled,
             })
           : kinds.checkAgent(kind, options)),
       );

@@ -31,6 +31,7 @@ describe('agent kind declarations', () => {
     ]
   >([
     ['a tool channel of none without a reason', { mcpDialect: 'none' }, 'mcpDialectNoneReason'],
+    ['no tool calls at all beside a tool channel', { callsNoTools: true }, 'callsNoTools contradicts'],
     [
       'an unrecognised usage limit without a reason',
       { usageLimitRecognition: 'not_recognized' },

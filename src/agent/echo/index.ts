@@ -12,6 +12,7 @@ registerAgent('echo', {
     defaultCommand: null,
     mcpDialect: 'none',
     mcpDialectNoneReason: 'the echo runtime calls no tools',
+    callsNoTools: true,
     usageSources: ECHO_USAGE_SOURCES,
     credentialEnv: [],
     effortForwarding: 'not_forwarded',

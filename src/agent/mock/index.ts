@@ -12,6 +12,7 @@ registerAgent('mock', {
     defaultCommand: null,
     mcpDialect: 'none',
     mcpDialectNoneReason: 'the mock runtime calls no tools of ours',
+    callsNoTools: true,
     usageSources: MOCK_USAGE_SOURCES,
     // Never checked by the runtime; declared so a credential travels the way a real kind's does.
     credentialEnv: ['MOCK_API_KEY'],

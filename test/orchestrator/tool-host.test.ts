@@ -1,0 +1,253 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import '../../src/agent/kinds.js';
+import { type AgentKind, agentKind } from '../../src/agent/registry.js';
+import { ZERO_TOKENS } from '../../src/domain/agent.js';
+import type { Issue } from '../../src/domain/issue.js';
+import type { TrackerAdapter } from '../../src/domain/tracker.js';
+import type { Observation } from '../../src/orchestrator/observations.js';
+import {
+  advertisedTools,
+  configuredStates,
+  ToolHost,
+  type ToolRun,
+} from '../../src/orchestrator/tool-host.js';
+import { openStore, type Store } from '../../src/persistence/index.js';
+import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
+import { TOOL_CATALOG } from '../../src/tools/catalog.js';
+import { listenToolEndpoint, type ToolEndpoint } from '../../src/tools/http.js';
+import { TOOL_TOKEN_ENV, TOOL_URL_ENV } from '../../src/tools/relay.js';
+import { ToolSessions } from '../../src/tools/sessions.js';
+import { loadWorkflow, type Workflow } from '../../src/workflow/load.js';
+
+const WORKFLOW = (tools: string) => `---
+tracker:
+  kind: file
+  active_states: [Todo, In Progress]
+  terminal_states: [Done]
+  in_progress_state: in progress
+  handoff_state: Review
+  blocked_state: Blocked
+file:
+  path: issues.json
+agent:
+  kind: claude-code
+  max_turns: 4
+  max_tokens: 1000
+${tools}---
+Work on {{ issue.identifier }}.
+`;
+
+function workflow(tools = ''): Workflow {
+  const loaded = loadWorkflow('/tmp/WORKFLOW.md', { env: {}, text: WORKFLOW(tools) });
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
+  return loaded.workflow;
+}
+
+const issue = (id: string): Issue => ({
+  ...SAMPLE_ISSUE,
+  id,
+  identifier: `ENG-${id}`,
+  state: 'Todo',
+  blockedBy: [],
+});
+
+function run(id: string, runId: number, over: Partial<ToolRun> = {}): ToolRun {
+  return {
+    issue: issue(id),
+    runId,
+    startedAtMs: 1_000,
+    turn: 2,
+    usage: { ...ZERO_TOKENS, inputTokens: 100, outputTokens: 20, totalTokens: 120 },
+    costMicroUsd: null,
+    question: null,
+    toolToken: null,
+    spendBefore: { sessions: 3, tokens: 500, costMicroUsd: null },
+    ...over,
+  };
+}
+
+let dir: string;
+let store: Store;
+let sessions: ToolSessions;
+let endpoint: ToolEndpoint;
+let comments: [string, string][];
+let observed: Observation[];
+let running: Map<string, ToolRun>;
+let current: Workflow;
+const clients: Client[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tool-host-'));
+  store = openStore(path.join(dir, 'state.db'));
+  sessions = new ToolSessions();
+  endpoint = await listenToolEndpoint(sessions);
+  comments = [];
+  observed = [];
+  running = new Map();
+  current = workflow();
+});
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => undefined);
+  await endpoint.close();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function host(): ToolHost {
+  const tracker = {
+    fetchIssueById: async (id: string) => ({ ...issue(id), comments: [] }),
+    commentIssue: async (id: string, body: string) => {
+      comments.push([id, body]);
+    },
+  } as unknown as TrackerAdapter;
+  return new ToolHost({
+    endpoint: {
+      sessions,
+      url: endpoint.url,
+      relay: { command: '/usr/bin/node', args: ['main.js', 'mcp-server'] },
+      version: '1.2.3',
+    },
+    tracker,
+    store,
+    workflow: () => current,
+    running: (issueId) => running.get(issueId),
+    log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    observe: (o) => observed.push(o),
+    nowMs: () => 6_000,
+  });
+}
+
+const claude = (): AgentKind => agentKind('claude-code') as AgentKind;
+
+async function call(token: string, name: string, args: Record<string, unknown> = {}): Promise<string> {
+  const client = new Client({ name: 't', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(endpoint.url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  clients.push(client);
+  const result = await client.callTool({ name, arguments: args });
+  return (result.content as { text: string }[])[0]?.text ?? '';
+}
+
+/** A run registered as running, with its tool session open. */
+function opened(h: ToolHost, r: ToolRun): string {
+  running.set(r.issue.id, r);
+  const opening = h.open(r, claude(), current, false);
+  if (opening.type !== 'delivered') throw new Error('no delivery');
+  return opening.delivery.env[TOOL_TOKEN_ENV] as string;
+}
+
+describe('the tool host', () => {
+  it('opens a session only where tools can be reached: enabled, on this machine, a kind with a channel', () => {
+    const h = host();
+    const mock = agentKind('mock') as AgentKind;
+    // The mock calls no tools at all: nothing to deliver, and no gap either.
+    expect(h.open(run('1', 1), mock, current, false)).toEqual({ type: 'off' });
+    const toolless = {
+      ...claude(),
+      name: 'acme',
+      runtime: { ...claude().runtime, mcpDialect: 'none', mcpDialectNoneReason: 'no MCP support' },
+    } as AgentKind;
+    expect(h.open(run('1', 1), toolless, current, false)).toEqual({
+      type: 'gap',
+      reason: 'agent kind "acme" cannot reach the tool server: no MCP support',
+    });
+    expect(h.open(run('1', 1), claude(), current, true)).toEqual({
+      type: 'gap',
+      reason: 'sessions on SSH hosts are not given the tool server yet',
+    });
+    expect(h.open(run('1', 1), claude(), workflow('tools:\n  enabled: false\n'), false)).toEqual({
+      type: 'off',
+    });
+    expect(sessions.size).toBe(0);
+    const r = run('1', 1);
+    const opening = h.open(r, claude(), current, false);
+    expect(opening).toEqual({ type: 'delivered', delivery: expect.anything() });
+    expect(opening.type === 'delivered' && opening.delivery).toEqual({
+      servers: {
+        orchestrator: {
+          transport: 'stdio',
+          command: '/usr/bin/node',
+          args: ['main.js', 'mcp-server'],
+          envNames: [TOOL_URL_ENV, TOOL_TOKEN_ENV],
+        },
+      },
+      env: { [TOOL_URL_ENV]: endpoint.url, [TOOL_TOKEN_ENV]: r.toolToken },
+    });
+    expect(sessions.size).toBe(1);
+    h.close(r);
+    expect(r.toolToken).toBeNull();
+    expect(sessions.size).toBe(0);
+  });
+
+  it('run_status gives the run’s live figures, its budgets counted as the check between turns counts them', async () => {
+    const h = host();
+    const runId = store.startRun({
+      issueId: '1',
+      identifier: 'ENG-1',
+      attempt: 1,
+      host: 'local',
+      agentKind: 'claude-code',
+      workspace: '',
+      startedAt: '2026-03-01T12:00:00.000Z',
+      reaction: null,
+    });
+    const token = opened(h, run('1', runId));
+    const figures = JSON.parse(await call(token, 'run_status'));
+    expect(figures).toMatchObject({
+      turn: 2,
+      elapsed_ms: 5_000,
+      tokens: { input: 100, output: 20, total: 120 },
+      cost_usd: null,
+      budgets: [
+        { name: 'max_turns', used: 2, limit: 4, left: 2 },
+        { name: 'max_tokens', used: 620, limit: 1000, left: 380 },
+      ],
+    });
+    expect(store.toolCalls.forRun(runId)).toEqual([{ tool: 'run_status', outcome: 'ok', calls: 1 }]);
+    expect(observed).toEqual([
+      { type: 'tool_call', tool: 'run_status', outcome: 'ok', durationMs: expect.any(Number) },
+    ]);
+  });
+
+  it('scopes each token to its own run: A’s question parks A only, and an ended run’s token is refused', async () => {
+    const h = host();
+    const a = run('1', 1);
+    const b = run('2', 2);
+    const tokenA = opened(h, a);
+    const tokenB = opened(h, b);
+    await call(tokenA, 'ask_human', { question: 'Which API?' });
+    expect(comments).toEqual([['1', 'The agent asks:\n\nWhich API?']]);
+    expect([a.question, b.question]).toEqual(['Which API?', null]);
+    expect(await call(tokenB, 'tracker_comment', { body: 'x', issue_id: '1' })).toMatch(/^tool_forbidden/);
+
+    // A newer run of the same issue does not inherit the old run's figures or question.
+    running.set('1', run('1', 9));
+    expect(await call(tokenA, 'run_status')).toMatch(/^tool_backend_failed: .*ended/);
+    h.close(a);
+    await expect(call(tokenA, 'run_status')).rejects.toThrow(/401|no live tool session/);
+    expect(comments).toHaveLength(1);
+  });
+
+  it('advertises the catalog to a session given our server, and nothing to one without it', () => {
+    const h = host();
+    const r = run('1', 1);
+    const opening = h.open(r, claude(), current, false);
+    if (opening.type !== 'delivered') throw new Error('no delivery');
+    const tools = advertisedTools(opening.delivery);
+    expect(tools.map((t) => t.name)).toEqual(TOOL_CATALOG.map((t) => t.name));
+    expect(tools.every((t) => t.server === 'orchestrator' && t.description.length > 20)).toBe(true);
+    expect(advertisedTools({ servers: {}, env: {} })).toEqual([]);
+  });
+
+  it('lists each configured state once, in the workflow’s first spelling', () => {
+    expect(configuredStates(current)).toEqual(['Todo', 'In Progress', 'Done', 'Review', 'Blocked']);
+  });
+});
