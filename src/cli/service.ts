@@ -96,7 +96,8 @@ export async function runService(
   }
   report(initial.workflow.diagnostics);
   const { config } = initial.workflow;
-  const secrets = secretValues(config, process.env);
+  // The values the operator's own tool servers get are masked like every other credential.
+  const secrets = [...secretValues(config, process.env), ...Object.values(config.agent.mcpServers.env)];
   const log = createLogger({
     level: options.logLevel ?? config.logging.level,
     format: options.logFormat ?? config.logging.format,

@@ -85,12 +85,26 @@ export class ToolHost {
    */
   open(run: ToolRun, kind: AgentKind, workflow: Workflow, remote: boolean): ToolOpening {
     const { config } = workflow;
-    if (!config.tools.enabled || kind.runtime?.callsNoTools === true) return { type: 'off' };
+    const theirs = config.agent.mcpServers;
+    const wanted = config.tools.enabled || Object.keys(theirs.servers).length > 0;
+    if (!wanted || kind.runtime?.callsNoTools === true) return { type: 'off' };
     if ((kind.runtime?.mcpDialect ?? 'none') === 'none') {
       const why = kind.runtime?.mcpDialectNoneReason ?? 'it declares no tool channel';
       return { type: 'gap', reason: `agent kind "${kind.name}" cannot reach the tool server: ${why}` };
     }
     if (remote) return { type: 'gap', reason: 'sessions on SSH hosts are not given the tool server yet' };
+    // The operator's servers come with ours or alone (`tools.enabled: false`); a clash of names
+    // was refused when the workflow loaded.
+    const ours = config.tools.enabled ? this.openOwn(run, workflow) : { servers: {}, env: {} };
+    return {
+      type: 'delivered',
+      delivery: { servers: { ...ours.servers, ...theirs.servers }, env: { ...theirs.env, ...ours.env } },
+    };
+  }
+
+  /** Opens the run's session on our server and says how a runtime on this machine reaches it. */
+  private openOwn(run: ToolRun, workflow: Workflow): ToolDelivery {
+    const { config } = workflow;
     const { endpoint } = this.deps;
     const session: ToolSession = {
       issueId: run.issue.id,
@@ -110,7 +124,7 @@ export class ToolHost {
       onCall: (tool, outcome, durationMs) => this.called(session, tool, outcome, durationMs),
     });
     run.toolToken = token;
-    const delivery: ToolDelivery = {
+    return {
       servers: {
         [OWN_TOOL_SERVER]: {
           transport: 'stdio',
@@ -121,7 +135,6 @@ export class ToolHost {
       },
       env: { [TOOL_URL_ENV]: endpoint.url, [TOOL_TOKEN_ENV]: token },
     };
-    return { type: 'delivered', delivery };
   }
 
   /** Ends the run's tool session: its token is refused from now on. */

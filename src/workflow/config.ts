@@ -7,10 +7,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ConfigIssue } from '../domain/diagnostic.js';
+import type { ToolDelivery } from '../domain/tool-delivery.js';
 import type { TrackerSettings } from '../domain/tracker.js';
 import { splitCommandLine } from './command-line.js';
 import { type Env, type Expansion, expandAll, expandHome, expandPath, expandTargeted } from './env-vars.js';
 import { parseHostSpec } from './host-spec.js';
+import { NO_OPERATOR_TOOLS } from './mcp-config.js';
 import type { FrontMatter } from './schema.js';
 import { isLoopbackAddress, parseAllowedHost } from './server-hosts.js';
 
@@ -27,6 +29,10 @@ export interface HooksConfig {
 
 export interface AgentConfig {
   kind: string;
+  /** Absolute path of `agent.mcp_config`; null when not set. */
+  mcpConfigPath: string | null;
+  /** The operator's own tool servers from that file (load.ts reads it); none when not set. */
+  mcpServers: ToolDelivery;
   /** null = the kind's default command. */
   command: string | null;
   turnTimeoutMs: number;
@@ -284,6 +290,8 @@ export function buildServiceConfig(
     },
     agent: {
       kind: agentKind,
+      mcpConfigPath: optionalPath(fm.agent.mcp_config, ['agent', 'mcp_config']),
+      mcpServers: NO_OPERATOR_TOOLS,
       command: fm.agent.command?.trim() ? fm.agent.command.trim() : null,
       turnTimeoutMs: fm.agent.turn_timeout_ms,
       readTimeoutMs: fm.agent.read_timeout_ms,

@@ -22,6 +22,7 @@ import { applyKindDefaults } from './kind-defaults.js';
 import type { KindCatalog } from './kinds.js';
 import { countEntries, WORKFLOW_MAX_ENTRIES, WORKFLOW_MAX_SIZE_BYTES } from './limits.js';
 import { type LocalFile, localFileIssue } from './local-files.js';
+import { readMcpConfig } from './mcp-config.js';
 import { createLocator, keyText, type Locator, rangeStart, toPosition } from './positions.js';
 import { mapReferenceFormats } from './reference-formats.js';
 import { type FrontMatter, frontMatterSchema, knownKeys } from './schema.js';
@@ -229,6 +230,13 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   }
   if (options.localFiles !== undefined) {
     diagnostics.push(...missingFiles(built.config, options.kinds, options.localFiles).map(place));
+  }
+
+  const mcpConfig = built.config.agent.mcpConfigPath;
+  if (mcpConfig !== null) {
+    const read = readMcpConfig(mcpConfig, env);
+    diagnostics.push(...read.issues.map(atKey));
+    built.config.agent.mcpServers = read.tools;
   }
 
   if (options.checkRender === true && built.config.git !== null) {

@@ -179,6 +179,7 @@ export const frontMatterSchema = z
       max_cost_usd: amount(0),
       // Sessions in a row that leave the issue in the state they found it in; 0 = no cap.
       max_unchanged_sessions: int(5, { min: 0 }),
+      mcp_config: optionalString(),
     }),
     db_path: optionalString(),
     ci_feedback: z.preprocess(

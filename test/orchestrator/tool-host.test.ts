@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -40,6 +40,17 @@ agent:
 ${tools}---
 Work on {{ issue.identifier }}.
 `;
+
+/** The test workflow with `agent.mcp_config` set to `config` and extra top-level keys. */
+function loadWith(config: string, extra: string): Workflow {
+  const text = WORKFLOW(extra).replace(
+    '  max_tokens: 1000\n',
+    `  max_tokens: 1000\n  mcp_config: ${config}\n`,
+  );
+  const loaded = loadWorkflow('/tmp/WORKFLOW.md', { env: {}, text });
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
+  return loaded.workflow;
+}
 
 function workflow(tools = ''): Workflow {
   const loaded = loadWorkflow('/tmp/WORKFLOW.md', { env: {}, text: WORKFLOW(tools) });
@@ -234,6 +245,29 @@ describe('the tool host', () => {
     h.close(a);
     await expect(call(tokenA, 'run_status')).rejects.toThrow(/401|no live tool session/);
     expect(comments).toHaveLength(1);
+  });
+
+  it('delivers the operator’s own servers beside ours, and alone with tools.enabled false', () => {
+    const config = path.join(dir, 'mcp.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { docs: { command: 'docs-mcp', env: { DOCS_KEY: 'k-1' } } } }),
+    );
+    const h = host();
+    current = loadWith(config, '');
+    const both = h.open(run('1', 1), claude(), current, false);
+    expect(both.type === 'delivered' && Object.keys(both.delivery.servers)).toEqual(['orchestrator', 'docs']);
+    expect(both.type === 'delivered' && both.delivery.env.DOCS_KEY).toBe('k-1');
+    const alone = h.open(run('2', 2), claude(), loadWith(config, 'tools:\n  enabled: false\n'), false);
+    expect(alone).toEqual({
+      type: 'delivered',
+      delivery: {
+        servers: { docs: { transport: 'stdio', command: 'docs-mcp', args: [], envNames: ['DOCS_KEY'] } },
+        env: { DOCS_KEY: 'k-1' },
+      },
+    });
+    // Only the run with our server holds a session of ours.
+    expect(sessions.size).toBe(1);
   });
 
   it('advertises the catalog to a session given our server, and nothing to one without it', () => {

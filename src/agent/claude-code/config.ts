@@ -94,7 +94,7 @@ export const claudeCodeBlock = defineBlock(
     aliases: { system_prompt: { key: 'append_system_prompt', format: 'Sortie' } },
     ignored: {
       mcp_config:
-        "the service writes the agent's tool-server configuration itself; another file of servers is not merged in (Sortie)",
+        "the service writes the agent's tool-server configuration itself; name a file of your own servers in agent.mcp_config, which every kind with a tool channel reads (Sortie)",
     },
   },
 );

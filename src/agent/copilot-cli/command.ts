@@ -40,6 +40,8 @@ export interface TurnArgsInput {
   verification: { fullContext: boolean } | null;
   /** Where the CLI writes its usage report at exit; null when it cannot be read back (a remote host). */
   usageReport: string | null;
+  /** The session's tool servers: the rendered `mcpServers` JSON and the servers' names; null = none. */
+  tools: { config: string; servers: readonly string[] } | null;
 }
 
 /** The arguments of one turn, after the launch target's own leading arguments. */
@@ -58,9 +60,16 @@ export function buildTurnArgs(config: CopilotCliConfig, turn: TurnArgsInput): st
   if (mode === 'autopilot' && config.maxAutopilotContinues !== null) {
     args.push('--max-autopilot-continues', String(config.maxAutopilotContinues));
   }
+  const tools = turn.verification === null ? turn.tools : null;
+  // A JSON string, not a file: it holds no secret (the token is a `${…}` reference the CLI
+  // expands from its environment), and a string reaches an SSH host as the rest of argv does.
+  if (tools !== null) args.push(`--additional-mcp-config=${tools.config}`);
   if (config.allowAllTools) args.push('--allow-all-tools');
   // The `=` form: the options take a variable number of values and must not swallow what follows.
   for (const pattern of config.allowedTools) args.push(`--allow-tool=${pattern}`);
+  // A server's name approves all its tools. Allowed even beside --allow-all-tools, so a block
+  // that turns that off keeps them: in -p mode an unapproved tool is refused, not asked about.
+  for (const server of tools?.servers ?? []) args.push(`--allow-tool=${server}`);
   for (const pattern of config.deniedTools) args.push(`--deny-tool=${pattern}`);
   if (config.allowAllPaths) args.push('--allow-all-paths');
   if (config.allowAllUrls) args.push('--allow-all-urls');
@@ -70,6 +79,10 @@ export function buildTurnArgs(config: CopilotCliConfig, turn: TurnArgsInput): st
     args.push(`--available-tools=${NO_TOOLS}`, '--no-custom-instructions', '--disable-builtin-mcps');
   } else {
     for (const tool of config.availableTools) args.push(`--available-tools=${tool}`);
+    // A list narrows what the model sees, and our servers' tools would vanish with the rest.
+    if (config.availableTools.length > 0) {
+      for (const server of tools?.servers ?? []) args.push(`--available-tools=${server}`);
+    }
     for (const tool of config.excludedTools) args.push(`--excluded-tools=${tool}`);
   }
   if (config.model !== null) args.push('--model', config.model);

@@ -4,7 +4,8 @@
  * the summary the CLI writes at exit (session-cumulative, per model) and, for a turn
  * that ended without one, from the session's journal; premium requests come from the
  * `result` line. Posture: autopilot with every tool allowed and `--no-ask-user`;
- * plan mode, which waits for a person's approval, is refused by validate.
+ * plan mode, which waits for a person's approval, is refused by validate. A session
+ * given tool servers gets them as `--additional-mcp-config` JSON with their tools allowed.
  */
 import { registerAgent } from '../registry.js';
 import { COPILOT_DEFAULT_COMMAND, createCopilotCliAdapter } from './adapter.js';
@@ -18,9 +19,7 @@ registerAgent('copilot-cli', {
     factory: createCopilotCliAdapter,
     requiresCommand: true,
     defaultCommand: COPILOT_DEFAULT_COMMAND,
-    mcpDialect: 'none',
-    mcpDialectNoneReason:
-      'no tool server is delivered to Copilot CLI yet (no --additional-mcp-config is passed)',
+    mcpDialect: 'mcp-json',
     usageSources: COPILOT_CLI_USAGE_SOURCES,
     credentialEnv: [...CREDENTIAL_ENV],
     effortForwarding: 'forwarded',

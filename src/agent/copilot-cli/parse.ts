@@ -51,7 +51,14 @@ export type CopilotLine =
   /** Part of a message (or of its reasoning) still streaming. */
   | { type: 'delta'; messageId: string | null; text: string }
   | { type: 'reasoning' }
-  | { type: 'tool_start'; toolCallId: string; toolName: string; arguments: unknown }
+  | {
+      type: 'tool_start';
+      toolCallId: string;
+      toolName: string;
+      arguments: unknown;
+      /** The server and its own name of a tool an MCP server serves; null for the CLI's own. */
+      mcp: { server: string; tool: string } | null;
+    }
   | { type: 'tool_complete'; toolCallId: string; success: boolean }
   /** One failed model call; the CLI may retry it. */
   | { type: 'call_failure'; statusCode: number | null; attempt: number | null }
@@ -111,7 +118,10 @@ function decodeEvent(type: string, data: Obj): CopilotLine {
       const toolCallId = str(data.toolCallId);
       const toolName = str(data.toolName);
       if (toolCallId === null || toolName === null) return { type: 'ignored', name: type };
-      return { type: 'tool_start', toolCallId, toolName, arguments: data.arguments };
+      const server = str(data.mcpServerName);
+      const tool = str(data.mcpToolName);
+      const mcp = server !== null && tool !== null ? { server, tool } : null;
+      return { type: 'tool_start', toolCallId, toolName, arguments: data.arguments, mcp };
     }
     case 'tool.execution_complete': {
       const toolCallId = str(data.toolCallId);

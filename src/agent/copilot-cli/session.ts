@@ -8,7 +8,13 @@
  * journal when it wrote none; the outcome is left to the shared disposition rule.
  */
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
-import { mapToolCall, type ToolMapping, ToolTracker, toolResultEvent } from '../core/tools.js';
+import {
+  mapToolCall,
+  qualifiedToolName,
+  type ToolMapping,
+  ToolTracker,
+  toolResultEvent,
+} from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import { type SpendReading, settleSpendNow, TurnEndUsage, UsageLedger } from '../usage/index.js';
 import { buildTurnArgs, turnEnv } from './command.js';
@@ -49,6 +55,8 @@ export interface SessionStart {
   verification: { fullContext: boolean } | null;
   /** The session's files on this machine; null for a session on an SSH host. */
   files: SessionFiles | null;
+  /** The session's tool servers (rendered config and names); null = none. */
+  tools?: { config: string; servers: readonly string[] } | null;
   /** Clock for tool durations; Date.now by default. */
   nowMs?: () => number;
 }
@@ -59,6 +67,7 @@ export class CopilotCliSession {
   private readonly config: CopilotCliConfig;
   private readonly verification: { fullContext: boolean } | null;
   private readonly files: SessionFiles | null;
+  private readonly toolServers: { config: string; servers: readonly string[] } | null;
   private readonly nowMs: () => number;
   /** The CLI has started this session, so later turns continue it. */
   private resumable: boolean;
@@ -83,6 +92,7 @@ export class CopilotCliSession {
     this.resumable = start.resumed;
     this.verification = start.verification;
     this.files = start.files;
+    this.toolServers = start.tools ?? null;
     this.nowMs = start.nowMs ?? Date.now;
     this.tools = new ToolTracker(this.nowMs);
     if (!start.resumed) {
@@ -107,6 +117,7 @@ export class CopilotCliSession {
           resume: this.resumable,
           verification: this.verification,
           usageReport: this.files?.reportPath(ctx.turn) ?? null,
+          tools: this.toolServers,
         }),
       turnEnv: (_ctx, base) => turnEnv(base),
       // The id is ours until the CLI says otherwise: announce it before any output.
@@ -195,7 +206,13 @@ export class CopilotCliSession {
       case 'tool_start':
         ctx.spend.markModelReached();
         this.work.observeToolCall();
-        this.tools.begin(line.toolCallId, mapToolCall(TOOLS, line.toolName, line.arguments));
+        // An MCP tool as `server.tool`, as other kinds name it, not Copilot's `server-tool`.
+        this.tools.begin(
+          line.toolCallId,
+          line.mcp === null
+            ? mapToolCall(TOOLS, line.toolName, line.arguments)
+            : { name: qualifiedToolName(line.mcp.server, line.mcp.tool), kind: null, argument: null },
+        );
         return ACCEPTED;
       case 'tool_complete': {
         const ended = this.tools.end(line.toolCallId);

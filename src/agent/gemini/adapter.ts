@@ -4,11 +4,14 @@
  * runs with its own managed home (`home.ts`), prepared before anything is launched: a
  * local folder, or for a session on an SSH host a folder on that host
  * (`remote-home.ts`). A setup without a credential fails the session start as a
- * configuration error instead of failing every turn.
+ * configuration error instead of failing every turn. A local session given the tool
+ * server gets its `mcpServers` in the managed settings; the values the references
+ * name reach the CLI's environment through the shared adapter.
  */
 import { randomUUID } from 'node:crypto';
 import { AgentError, type StartSessionParams } from '../../domain/agent.js';
 import { ForkPerTurnAdapter, type ForkPerTurnPlan } from '../core/fork-per-turn-adapter.js';
+import { renderToolConfig } from '../core/tool-config.js';
 import { GEMINI_DEFAULT_COMMAND, geminiEnv } from './command.js';
 import { type GeminiConfig, geminiBlock } from './config.js';
 import { prepareManagedHome, sessionStored } from './home.js';
@@ -27,7 +30,7 @@ export class GeminiAdapter extends ForkPerTurnAdapter<GeminiConfig> {
     const homeInput = { config, env: params.env, command: params.agent.command };
     const home =
       remote === null
-        ? prepareManagedHome(homeInput)
+        ? prepareManagedHome({ ...homeInput, mcpServers: toolServers(params) })
         : await prepareRemoteHome({ ...homeInput, host: remote });
     if (!home.ok) throw new AgentError('agent_not_found', home.message);
     const state = new GeminiSession({
@@ -39,6 +42,16 @@ export class GeminiAdapter extends ForkPerTurnAdapter<GeminiConfig> {
     });
     return { hooks: state.hooks(), sessionId: () => state.sessionId, env: geminiEnv(params.env, home) };
   }
+}
+
+/** The session's tool servers as the settings' `mcpServers`; null without a delivery or for a credential check. */
+function toolServers(params: StartSessionParams): Record<string, unknown> | null {
+  if (params.tools === null || params.tools === undefined || params.credentialVerification !== undefined)
+    return null;
+  const rendered = renderToolConfig('settings-json', params.tools);
+  return rendered === null
+    ? null
+    : (JSON.parse(rendered) as { mcpServers: Record<string, unknown> }).mcpServers;
 }
 
 /** The adapter of the `gemini` kind. */

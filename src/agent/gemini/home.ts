@@ -6,12 +6,14 @@
  * the operator's settings and mix their history into it. Instead every agent
  * setup gets a managed folder of its own, holding settings this kind writes
  * (API-key or chosen auth, usage statistics and telemetry off, update checks off,
- * the retry cap) and, for a Google login, copies of the login files (newer copies
- * only; nothing is copied back). Only `.gemini` moves: HOME stays the operator's,
- * so the tools the agent runs (git, package managers) see their usual files.
+ * the retry cap, and for a session given the tool server its `mcpServers`) and, for
+ * a Google login, copies of the login files (newer copies only; nothing is copied
+ * back). Only `.gemini` moves: HOME stays the operator's, so the tools the agent
+ * runs (git, package managers) see their usual files.
  *
  * The setup's settings are part of its folder's name, so two sessions with
- * different blocks never rewrite each other's settings; the folder lasts across
+ * different blocks, or one with the tool server and one without (a credential
+ * check), never rewrite each other's settings; the folder lasts across
  * sessions of the same setup, so a session can be resumed. Error reports the CLI
  * writes to its temp folder go to a per-setup folder under the system temp.
  */
@@ -60,6 +62,8 @@ export interface HomeInput {
   env: Record<string, string>;
   /** `agent.command`, part of what makes a setup. */
   command: string | null;
+  /** The rendered `mcpServers` of the session's tool servers; absent or null = none. */
+  mcpServers?: Readonly<Record<string, unknown>> | null;
 }
 
 function homeDir(env: Record<string, string>): string {
@@ -89,7 +93,10 @@ export function managedRoot(env: Record<string, string>): string {
  * a workspace's own `.gemini/settings.json` may still add to them; the approval mode
  * and the model are passed as flags on every launch, which nothing outranks.
  */
-export function managedSettings(config: GeminiConfig): Record<string, unknown> {
+export function managedSettings(
+  config: GeminiConfig,
+  mcpServers: Readonly<Record<string, unknown>> | null = null,
+): Record<string, unknown> {
   return {
     security: { auth: { selectedType: config.authType }, folderTrust: { enabled: false } },
     general: {
@@ -100,18 +107,26 @@ export function managedSettings(config: GeminiConfig): Record<string, unknown> {
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false, logPrompts: false },
     model: { skipNextSpeakerCheck: true },
+    // References only: the CLI expands `${NAME}` from its own environment as it loads the file.
+    ...(mcpServers === null ? {} : { mcpServers }),
   };
 }
 
 /** The settings file's text. */
-export function settingsText(config: GeminiConfig): string {
-  return `${JSON.stringify(managedSettings(config), null, 2)}\n`;
+export function settingsText(
+  config: GeminiConfig,
+  mcpServers: Readonly<Record<string, unknown>> | null = null,
+): string {
+  return `${JSON.stringify(managedSettings(config, mcpServers), null, 2)}\n`;
 }
 
 /** The name of a setup's managed folder: its source folder, command and settings, hashed. */
-export function setupHash(source: string, input: Pick<HomeInput, 'config' | 'command'>): string {
+export function setupHash(
+  source: string,
+  input: Pick<HomeInput, 'config' | 'command' | 'mcpServers'>,
+): string {
   return createHash('sha256')
-    .update(JSON.stringify([source, input.command, settingsText(input.config)]))
+    .update(JSON.stringify([source, input.command, settingsText(input.config, input.mcpServers ?? null)]))
     .digest('hex')
     .slice(0, 16);
 }
@@ -197,7 +212,10 @@ export function prepareManagedHome(input: HomeInput, nowMs = Date.now()): HomeRe
   const tmpDir = path.join(systemTmp(input.env), `orchestrator-gemini-${hash}`);
   try {
     mkdirSync(dotGemini, { recursive: true, mode: 0o700 });
-    writeIfChanged(path.join(dotGemini, 'settings.json'), settingsText(input.config));
+    writeIfChanged(
+      path.join(dotGemini, 'settings.json'),
+      settingsText(input.config, input.mcpServers ?? null),
+    );
     if (input.config.authType === 'oauth-personal' && path.resolve(source) !== path.resolve(dotGemini)) {
       for (const file of LOGIN_FILES) refresh(path.join(source, file), path.join(dotGemini, file));
     }

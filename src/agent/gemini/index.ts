@@ -2,7 +2,8 @@
  * Registration of the `gemini` kind: Gemini CLI's headless `-p` mode, one process
  * per turn, usage read once per turn from its closing `result` line (split by
  * model, no cost). Approval posture: `yolo` by default; modes that would ask a
- * person are refused by validate. Sessions continue with `--resume`.
+ * person are refused by validate. Sessions continue with `--resume`. The tool
+ * server reaches a local session through the `mcpServers` of its managed settings.
  */
 import { registerAgent } from '../registry.js';
 import { createGeminiAdapter } from './adapter.js';
@@ -20,9 +21,7 @@ registerAgent('gemini', {
     factory: createGeminiAdapter,
     requiresCommand: true,
     defaultCommand: GEMINI_DEFAULT_COMMAND,
-    mcpDialect: 'none',
-    mcpDialectNoneReason:
-      'no tool server is delivered to Gemini CLI yet (nothing is written to the mcpServers of its managed settings)',
+    mcpDialect: 'settings-json',
     usageSources: GEMINI_USAGE_SOURCES,
     credentialEnv: [...GEMINI_CREDENTIAL_ENV],
     effortForwarding: 'not_forwarded',

@@ -3,11 +3,14 @@
  * through the shared fork-per-turn adapter. It holds no settings: each session
  * parses its own block and runs with the managed folders of its setup (`home.ts`),
  * prepared before anything is launched: a local folder, or for a session on an
- * SSH host a folder on that host (`remote-home.ts`).
+ * SSH host a folder on that host (`remote-home.ts`). A local session given the tool
+ * server gets it in its inline config; the values its references name reach the
+ * CLI's environment through the shared adapter.
  */
 import { AgentError, type StartSessionParams } from '../../domain/agent.js';
 import { ForkPerTurnAdapter, type ForkPerTurnPlan } from '../core/fork-per-turn-adapter.js';
 import type { LaunchTarget } from '../core/launch-target.js';
+import { renderToolConfig } from '../core/tool-config.js';
 import { OPENCODE_DEFAULT_COMMAND, opencodeEnv } from './command.js';
 import { type OpencodeConfig, opencodeBlock } from './config.js';
 import { prepareManagedHome, storedSession } from './home.js';
@@ -45,9 +48,17 @@ export class OpencodeAdapter extends ForkPerTurnAdapter<OpencodeConfig> {
       workspacePath: target.workspacePath,
       config,
       verification: params.credentialVerification ?? null,
+      mcp: remote === null ? toolServers(params) : null,
     });
     return { hooks: state.hooks(), sessionId: () => state.sessionId, env };
   }
+}
+
+/** The session's tool servers as the inline config's `mcp` entries; null without a delivery. */
+function toolServers(params: StartSessionParams): Record<string, unknown> | null {
+  if (params.tools === null || params.tools === undefined) return null;
+  const rendered = renderToolConfig('inline-config-json', params.tools);
+  return rendered === null ? null : (JSON.parse(rendered) as { mcp: Record<string, unknown> }).mcp;
 }
 
 /** The adapter of the `opencode` kind. */

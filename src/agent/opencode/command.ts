@@ -8,9 +8,16 @@
  * (`--session`). The working folder is given as PWD as well as the cwd: OpenCode
  * takes its project folder from PWD when that is set, and an inherited PWD would
  * point it at the orchestrator's own folder.
+ *
+ * A session given the tool server finds it in the inline config's `mcp` section, as
+ * `{env:NAME}` references OpenCode fills in from its own environment as it loads the
+ * config (it starts a local server with that environment too); the values are in the
+ * environment only. Its tools are allowed by name pattern (`<server>_*`, how OpenCode
+ * names a server's tools), after the block's rules, so a `"*": deny` there does not
+ * hide them: nobody could approve them in a run.
  */
 import type { Issue } from '../../domain/issue.js';
-import type { OpencodeConfig } from './config.js';
+import type { OpencodeConfig, PermissionPolicy, PermissionRule } from './config.js';
 import { xdgEnv } from './home.js';
 
 /** The program launched when `agent.command` is absent. */
@@ -108,11 +115,47 @@ export interface EnvInput {
   config: OpencodeConfig;
   /** Set for a credential-verification session; `fullContext` false refuses every tool. */
   verification: { fullContext: boolean } | null;
+  /** The session's tool servers: the rendered `mcp` entries by server name; absent or null = none. */
+  mcp?: Readonly<Record<string, unknown>> | null;
 }
 
-/** The inline config: the block's, with no snapshots unless it asks, and updates and sharing off. */
-export function inlineConfig(config: OpencodeConfig): Record<string, unknown> {
-  return { snapshot: false, ...config.config, autoupdate: false, share: 'disabled' };
+/**
+ * The inline config: the block's, with no snapshots unless it asks, updates and sharing off,
+ * and the session's tool servers added to the block's own (ours win a name they share).
+ */
+export function inlineConfig(
+  config: OpencodeConfig,
+  mcp: Readonly<Record<string, unknown>> | null = null,
+): Record<string, unknown> {
+  const withTools = mcp === null ? {} : { mcp: { ...blockMcp(config), ...mcp } };
+  return { snapshot: false, ...config.config, ...withTools, autoupdate: false, share: 'disabled' };
+}
+
+function blockMcp(config: OpencodeConfig): Record<string, unknown> {
+  const own = config.config.mcp;
+  return own !== null && typeof own === 'object' && !Array.isArray(own)
+    ? (own as Record<string, unknown>)
+    : {};
+}
+
+/** The permission rules sent to the CLI: the block's, then every tool of the session's servers allowed. */
+export function permissionRules(
+  permission: PermissionPolicy,
+  servers: readonly string[],
+): Record<string, PermissionRule> {
+  const rules: Record<string, PermissionRule> = { ...permission };
+  for (const server of servers) {
+    const pattern = `${toolNamePart(server)}_*`;
+    // Deleted first so the rule comes last: OpenCode applies the last rule that matches.
+    delete rules[pattern];
+    rules[pattern] = 'allow';
+  }
+  return rules;
+}
+
+/** A server's name as OpenCode puts it in its tools' names. */
+function toolNamePart(server: string): string {
+  return server.replace(/[^a-zA-Z0-9_-]/g, '_');
 }
 
 /** The CLI's environment for a turn: the launch environment with the managed folders and the block's settings. */
@@ -120,12 +163,16 @@ export function opencodeEnv(base: Record<string, string>, input: EnvInput): Reco
   const env: Record<string, string> = { ...base };
   for (const name of WITHHELD_ENV) delete env[name];
   const reduced = input.verification !== null && !input.verification.fullContext;
+  // A credential check gets no tool server, whatever it was given.
+  const mcp = input.verification === null ? (input.mcp ?? null) : null;
   return {
     ...env,
     ...xdgEnv(input.home),
     PWD: input.workspacePath,
     ...OPENCODE_SWITCHES,
-    OPENCODE_CONFIG_CONTENT: JSON.stringify(inlineConfig(input.config)),
-    OPENCODE_PERMISSION: JSON.stringify(reduced ? NO_TOOLS : input.config.permission),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(inlineConfig(input.config, mcp)),
+    OPENCODE_PERMISSION: JSON.stringify(
+      reduced ? NO_TOOLS : permissionRules(input.config.permission, Object.keys(mcp ?? {})),
+    ),
   };
 }

@@ -4,7 +4,9 @@
  * (tokens per model call, cached and reasoning tokens apart, and OpenCode's own
  * price when it has one). Tool posture: the block's permission rules (by default
  * the shell and edits allowed, work outside the workspace refused); a rule that
- * would ask a person is refused by validate. Sessions continue with `--session`.
+ * would ask a person is refused by validate; the tools of the orchestrator's tool server,
+ * given in the inline config's `mcp` section, are allowed on top of them. Sessions
+ * continue with `--session`.
  */
 import { registerAgent } from '../registry.js';
 import { createOpencodeAdapter } from './adapter.js';
@@ -21,9 +23,7 @@ registerAgent('opencode', {
     factory: createOpencodeAdapter,
     requiresCommand: true,
     defaultCommand: OPENCODE_DEFAULT_COMMAND,
-    mcpDialect: 'none',
-    mcpDialectNoneReason:
-      'no tool server is delivered to OpenCode yet (nothing is written to the mcp section of its inline config)',
+    mcpDialect: 'inline-config-json',
     usageSources: OPENCODE_USAGE_SOURCES,
     credentialEnv: [...OPENCODE_CREDENTIAL_ENV],
     effortForwarding: 'not_forwarded',

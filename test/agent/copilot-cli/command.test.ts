@@ -35,7 +35,15 @@ function config(block: Record<string, unknown> = {}): CopilotCliConfig {
 }
 
 const SID = '0c9c1a4e-5d0f-4c6e-9a51-6f1b2f0c7d11';
-const NEW = { prompt: 'do it', sessionId: SID, resume: false, verification: null, usageReport: null };
+const NEW = {
+  prompt: 'do it',
+  sessionId: SID,
+  resume: false,
+  verification: null,
+  usageReport: null,
+  tools: null,
+};
+const TOOLS = { config: '{"mcpServers":{"orchestrator":{}}}', servers: ['orchestrator'] };
 const flagValue = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
 
 const ws = workspaceRoot('copilot-command-');
@@ -104,6 +112,44 @@ describe('buildTurnArgs', () => {
     expect(args).toContain('--excluded-tools=task');
     expect(args).toEqual(expect.arrayContaining(['--allow-all-paths', '--allow-all-urls']));
     expect(flagValue(args, '--usage-output-file')).toBe('/tmp/report.json');
+  });
+
+  it('tool servers: the config attached as one value, each server allowed by name (also beside --allow-all-tools)', () => {
+    const args = buildTurnArgs(config(), { ...NEW, tools: TOOLS });
+    expect(args.filter((a) => a.startsWith('--additional-mcp-config'))).toEqual([
+      `--additional-mcp-config=${TOOLS.config}`,
+    ]);
+    expect(args).toContain('--allow-all-tools');
+    expect(args.filter((a) => a.startsWith('--allow-tool='))).toEqual(['--allow-tool=orchestrator']);
+    // No list of available tools: every tool is seen already, ours included.
+    expect(args.some((a) => a.startsWith('--available-tools'))).toBe(false);
+  });
+
+  it('tool servers stay allowed and seen when the block narrows the tools it allows and shows', () => {
+    const c = config({ allow_all_tools: false, allowed_tools: ['write'], available_tools: ['bash'] });
+    const args = buildTurnArgs(c, { ...NEW, tools: TOOLS });
+    expect(args).not.toContain('--allow-all-tools');
+    expect(args.filter((a) => a.startsWith('--allow-tool='))).toEqual([
+      '--allow-tool=write',
+      '--allow-tool=orchestrator',
+    ]);
+    expect(args.filter((a) => a.startsWith('--available-tools='))).toEqual([
+      '--available-tools=bash',
+      '--available-tools=orchestrator',
+    ]);
+  });
+
+  it('a verification session gets no tool server, even if handed one', () => {
+    for (const fullContext of [true, false]) {
+      const args = buildTurnArgs(config({ available_tools: ['bash'] }), {
+        ...NEW,
+        tools: TOOLS,
+        verification: { fullContext },
+      });
+      expect(args.some((a) => a.startsWith('--additional-mcp-config'))).toBe(false);
+      expect(args).not.toContain('--allow-tool=orchestrator');
+      expect(args).not.toContain('--available-tools=orchestrator');
+    }
   });
 
   it('interactive mode is passed as such, and a continuation cap only in autopilot', () => {
@@ -310,12 +356,12 @@ describe('the copilot-cli block', () => {
 });
 
 describe('registration', () => {
-  it('declares a command-launched, effort-forwarding kind with turn-end per-model usage and a journal', () => {
+  it('declares a command-launched, effort-forwarding kind with turn-end per-model usage, a journal and the mcp-json tool channel', () => {
     const kind = agentKind('copilot-cli');
     expect(kind?.runtime).toMatchObject({
       requiresCommand: true,
       defaultCommand: 'copilot',
-      mcpDialect: 'none',
+      mcpDialect: 'mcp-json',
       effortForwarding: 'forwarded',
       usageLimitRecognition: 'not_recognized',
       verificationContext: ['system_prompt'],

@@ -169,7 +169,7 @@ describe.skipIf(!plan.run)('copilot-cli end to end with the built CLI', () => {
       health: 'ok',
       usage_arrival: 'turn_end',
       usage_attribution: 'per_model',
-      mcp_dialect: 'none',
+      mcp_dialect: 'mcp-json',
     });
   }, 60_000);
 

@@ -55,6 +55,14 @@ describe('decodeCopilotLine', () => {
       toolCallId: 't1',
       toolName: 'bash',
       arguments: { command: 'ls' },
+      mcp: null,
+    });
+    expect(decode(copilotLines.mcpToolStart('t2', 'orchestrator', 'run_status', {}))).toEqual({
+      type: 'tool_start',
+      toolCallId: 't2',
+      toolName: 'orchestrator-run_status',
+      arguments: {},
+      mcp: { server: 'orchestrator', tool: 'run_status' },
     });
     expect(decode(copilotLines.toolComplete('t1', false))).toEqual({
       type: 'tool_complete',

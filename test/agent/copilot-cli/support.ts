@@ -118,6 +118,18 @@ export const copilotLines = {
     }),
   toolStart: (toolCallId: string, toolName: string, args: Record<string, unknown>) =>
     event('tool.execution_start', { toolCallId, toolName, arguments: args, turnId: '0' }),
+  /** A tool an MCP server serves: Copilot names it `<server>-<tool>` and says which server's it is. */
+  mcpToolStart: (toolCallId: string, server: string, tool: string, args: Record<string, unknown>) =>
+    event('tool.execution_start', {
+      toolCallId,
+      toolName: `${server}-${tool}`,
+      arguments: args,
+      turnId: '0',
+      mcpServerName: server,
+      mcpConfigServerName: server,
+      mcpTransport: 'stdio',
+      mcpToolName: tool,
+    }),
   toolComplete: (toolCallId: string, success = true) =>
     event('tool.execution_complete', { toolCallId, success, result: { content: 'ok' } }),
   callFailure: (statusCode: number, retryAttempt: number) =>

@@ -287,12 +287,12 @@ describe('the managed home on an SSH host', () => {
 });
 
 describe('registration', () => {
-  it('declares a command-launched kind with turn-end per-model usage, resumable, no effort or usage-limit claims', () => {
+  it('declares a command-launched kind with turn-end per-model usage, the settings-json tool channel, resumable, no effort or usage-limit claims', () => {
     const kind = agentKind('gemini');
     expect(kind?.runtime).toMatchObject({
       requiresCommand: true,
       defaultCommand: 'gemini',
-      mcpDialect: 'none',
+      mcpDialect: 'settings-json',
       credentialEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
       effortForwarding: 'not_forwarded',
       usageLimitRecognition: 'not_recognized',

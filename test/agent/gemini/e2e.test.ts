@@ -182,7 +182,7 @@ describe.skipIf(!plan.run)('gemini end to end with the built CLI', () => {
       version: GEMINI_VERSION,
       usage_arrival: 'turn_end',
       usage_attribution: 'per_model',
-      mcp_dialect: 'none',
+      mcp_dialect: 'settings-json',
     });
     const text = runBuilt(['adapters'], { cwd: dir, env });
     expect(text.stdout).toMatch(

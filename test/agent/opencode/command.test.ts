@@ -389,7 +389,7 @@ describe('registration', () => {
     expect(kind?.runtime).toMatchObject({
       requiresCommand: true,
       defaultCommand: 'opencode',
-      mcpDialect: 'none',
+      mcpDialect: 'inline-config-json',
       effortForwarding: 'not_forwarded',
       usageLimitRecognition: 'not_recognized',
       verificationContext: ['project_instructions', 'system_prompt'],

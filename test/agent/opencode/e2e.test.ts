@@ -188,7 +188,7 @@ describe.skipIf(!plan.run)('opencode end to end with the built CLI', () => {
       version: OPENCODE_VERSION,
       usage_arrival: 'incremental',
       usage_attribution: 'session_total',
-      mcp_dialect: 'none',
+      mcp_dialect: 'inline-config-json',
     });
     const text = runBuilt(['adapters'], { cwd: dir, env });
     expect(text.stdout).toMatch(

@@ -1,0 +1,81 @@
+/**
+ * The `settings-json` tool dialect: an untyped `mcpServers` object (stdio by `command`, HTTP by
+ * `httpUrl`), every server trusted, every secret a `${NAME}` reference and never a value.
+ */
+import { describe, expect, it } from 'vitest';
+import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
+import type { ToolDelivery, ToolServerSpec } from '../../../src/domain/tool-delivery.js';
+
+const TOKEN = 'settings-token-0a1b2c3d4e5f60718293';
+const URL = 'http://127.0.0.1:40999/mcp';
+
+const STDIO: ToolServerSpec = {
+  transport: 'stdio',
+  command: '/usr/bin/node',
+  args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
+  envNames: ['ORCHESTRATOR_TOOLS_URL', 'ORCHESTRATOR_TOOLS_TOKEN'],
+};
+const HTTP: ToolServerSpec = {
+  transport: 'http',
+  url: URL,
+  headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
+};
+
+const stdio: ToolDelivery = {
+  servers: { orchestrator: STDIO },
+  env: { ORCHESTRATOR_TOOLS_URL: URL, ORCHESTRATOR_TOOLS_TOKEN: TOKEN },
+};
+const http: ToolDelivery = { servers: { orchestrator: HTTP }, env: { ORCHESTRATOR_TOOLS_TOKEN: TOKEN } };
+
+describe('the settings-json tool dialect', () => {
+  it('renders a stdio server as command, args and env references, trusted, with no type', () => {
+    const text = renderToolConfig('settings-json', stdio) as string;
+    expect(text).toBe(
+      JSON.stringify({
+        mcpServers: {
+          orchestrator: {
+            command: '/usr/bin/node',
+            args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
+            env: {
+              ORCHESTRATOR_TOOLS_URL: '${ORCHESTRATOR_TOOLS_URL}',
+              ORCHESTRATOR_TOOLS_TOKEN: '${ORCHESTRATOR_TOOLS_TOKEN}',
+            },
+            trust: true,
+          },
+        },
+      }),
+    );
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain(URL);
+    expect(text).not.toContain('"type"');
+  });
+
+  it('renders an HTTP server as httpUrl and a header that refers to the token, trusted, with no type', () => {
+    const text = renderToolConfig('settings-json', http) as string;
+    expect(text).toBe(
+      JSON.stringify({
+        mcpServers: {
+          orchestrator: {
+            httpUrl: URL,
+            headers: { Authorization: 'Bearer ${ORCHESTRATOR_TOOLS_TOKEN}' },
+            trust: true,
+          },
+        },
+      }),
+    );
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain('"type"');
+  });
+
+  it('renders every server of the delivery and an empty object for none', () => {
+    const both: ToolDelivery = {
+      servers: { a: STDIO, b: HTTP },
+      env: stdio.env,
+    };
+    const rendered = JSON.parse(renderToolConfig('settings-json', both) as string) as {
+      mcpServers: Record<string, unknown>;
+    };
+    expect(Object.keys(rendered.mcpServers)).toEqual(['a', 'b']);
+    expect(renderToolConfig('settings-json', { servers: {}, env: {} })).toBe('{"mcpServers":{}}');
+  });
+});
