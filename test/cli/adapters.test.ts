@@ -82,15 +82,44 @@ describe('orchestrator adapters', () => {
     });
   });
 
-  it('codex is a runnable command kind whose figure settles at turn end as a session total, missing when codex is not on PATH', () => {
+  it('copilot-cli is a command kind whose figures settle at turn end per model, with the mcp-json tool channel', () => {
+    expect(byKind('copilot-cli')).toMatchObject({
+      kind: 'copilot-cli',
+      usage_arrival: 'turn_end',
+      usage_attribution: 'per_model',
+      mcp_dialect: 'mcp-json',
+      sandbox: { status: 'none' },
+    });
+  });
+
+  it('gemini is a command kind whose figures settle at turn end per model, with the settings-json tool channel', () => {
+    expect(byKind('gemini')).toMatchObject({
+      kind: 'gemini',
+      usage_arrival: 'turn_end',
+      usage_attribution: 'per_model',
+      mcp_dialect: 'settings-json',
+      sandbox: { status: 'unprobeable' },
+    });
+  });
+
+  it('codex is a runnable command kind whose figure settles at turn end as a session total, with the toml-config tool channel, missing when codex is not on PATH', () => {
     expect(byKind('codex')).toMatchObject({
       kind: 'codex',
       health: 'missing',
       usage_arrival: 'turn_end',
       usage_attribution: 'session_total',
-      mcp_dialect: 'none',
+      mcp_dialect: 'toml-config',
       // Its sandbox can be asked, but not without the command.
       sandbox: { status: 'unchecked', detail: 'the command is not runnable' },
+    });
+  });
+
+  it('opencode is a command kind whose figures arrive per step as a session total, with the inline-config-json tool channel', () => {
+    expect(byKind('opencode')).toMatchObject({
+      kind: 'opencode',
+      usage_arrival: 'incremental',
+      usage_attribution: 'session_total',
+      mcp_dialect: 'inline-config-json',
     });
   });
 
@@ -110,7 +139,7 @@ describe('orchestrator adapters', () => {
       /^mock\s+builtin\s+-\s+incremental\/per_model\s+none\s+none\b/,
     );
     expect(rows.find((r) => r.startsWith('codex '))).toMatch(
-      /^codex\s+missing\s+-\s+turn_end\/session_total\s+none\s+unchecked\s+codex is not on PATH/,
+      /^codex\s+missing\s+-\s+turn_end\/session_total\s+toml-config\s+unchecked\s+codex is not on PATH/,
     );
   });
 

@@ -122,9 +122,10 @@ describe.skipIf(!plan.run)('the tool server with the real Claude Code', () => {
       });
       const comments = c.project.issue(TOOL_ISSUE).comments ?? [];
       // Once, from the tool: the blocked exit posts no second copy.
-      expect(comments.filter((m) => m.body.includes(question)), c.explain()).toEqual([
-        expect.objectContaining({ body: `The agent asks:\n\n${question}` }),
-      ]);
+      expect(
+        comments.filter((m) => m.body.includes(question)),
+        c.explain(),
+      ).toEqual([expect.objectContaining({ body: `The agent asks:\n\n${question}` })]);
       // One turn: the session stopped after the turn that asked, though max_turns allowed three.
       const [run] = dbRuns(c.project.dbPath);
       expect(run).toMatchObject({ exit_kind: 'blocked', turns: 1 });

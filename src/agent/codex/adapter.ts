@@ -5,9 +5,13 @@
  * `exec`, one `codex exec --json` process per turn through the fork-per-turn
  * skeleton. It holds no settings: each session parses its own block and gets its
  * own managed CODEX_HOME, prepared before anything is launched: a local folder,
- * or for a session on an SSH host a folder on that host (`remote-home.ts`).
+ * or for a session on an SSH host a folder on that host (`remote-home.ts`). A local
+ * session given tools finds its servers in that folder's config.toml and their
+ * values in its environment (`tool-tables.ts`).
  */
 
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   type AgentAdapter,
   AgentError,
@@ -16,10 +20,12 @@ import {
   type StartSessionParams,
   type TurnOutcome,
 } from '../../domain/agent.js';
+import type { ToolDelivery } from '../../domain/tool-delivery.js';
 import { runAuxiliary } from '../core/auxiliary.js';
 import { ForkPerTurnSession } from '../core/fork-per-turn.js';
 import { type LaunchTarget, resolveLaunchTarget } from '../core/launch-target.js';
 import { PersistentSession } from '../core/persistent-session.js';
+import { withToolEnv } from '../core/tool-config.js';
 import { AppServerSession } from './app-server-session.js';
 import {
   CODEX_DEFAULT_COMMAND,
@@ -28,10 +34,11 @@ import {
   lacksAppServer,
   launchMode,
 } from './command.js';
-import { codexBlock } from './config.js';
+import { type CodexConfig, codexBlock } from './config.js';
 import { ExecSession } from './exec-session.js';
 import { prepareManagedHome } from './home.js';
 import { prepareRemoteHome } from './remote-home.js';
+import { disabledServers, placedTables, toolTables } from './tool-tables.js';
 import { CODEX_USAGE_SOURCES } from './usage.js';
 
 interface CodexAgentSession extends AgentSession {
@@ -67,19 +74,21 @@ export class CodexAdapter implements AgentAdapter {
     if (!launch.ok) throw launch.error;
     // On a host the managed home is a folder there, prepared by a script run on it.
     const homeInput = { config, env: params.env, command: params.agent.command };
+    const tools = sessionTools(params);
     const home =
       remote === null
-        ? prepareManagedHome(homeInput)
+        ? prepareManagedHome({ ...homeInput, toolTables: tools === null ? null : toolTables(tools) })
         : await prepareRemoteHome({ ...homeInput, host: remote });
     if (!home.ok) throw new AgentError('agent_not_found', home.message);
-    const env = codexEnv(params.env, home.home);
+    const env = withToolEnv(codexEnv(params.env, home.home), tools);
     const { mode, baseArgs } = launchMode(launch.target.args);
     const target = { ...launch.target, args: baseArgs };
     const start = {
-      config,
+      config: remote === null && tools === null ? withoutPlacedServers(config, home.home) : config,
       resumeThreadId: params.resumeSessionId,
       verification: params.credentialVerification ?? null,
       cwd: target.workspacePath,
+      toolServers: tools === null ? [] : Object.keys(tools.servers),
     };
     const grace = this.options.stopGraceMs === undefined ? {} : { stopGraceMs: this.options.stopGraceMs };
     const exec = new ExecSession(start);
@@ -135,6 +144,26 @@ export class CodexAdapter implements AgentAdapter {
   async stopSession(session: AgentSession): Promise<void> {
     await (session as CodexAgentSession).stop();
   }
+}
+
+/** The tool servers a session is given: only a local working session's (a host has no relay yet). */
+function sessionTools(params: StartSessionParams): ToolDelivery | null {
+  if (params.remote !== undefined && params.remote !== null) return null;
+  return params.credentialVerification === undefined ? (params.tools ?? null) : null;
+}
+
+/** The block's servers switched off for a session without tools, which must not start them. */
+function withoutPlacedServers(config: CodexConfig, home: string): CodexConfig {
+  let text: string | null = null;
+  try {
+    text = readFileSync(path.join(home, 'config.toml'), 'utf8');
+  } catch {
+    // No configuration: no block either.
+  }
+  const off = disabledServers(placedTables(text));
+  return Object.keys(off).length === 0
+    ? config
+    : { ...config, configOverrides: { ...config.configOverrides, ...off } };
 }
 
 /** How long the `--help` probe may take. */

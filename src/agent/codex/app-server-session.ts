@@ -22,6 +22,8 @@ import { type ErrorInfo, failureTerminal } from './errors.js';
 import { TurnItems } from './item-events.js';
 import { decodeNotification, readThreadResult, readTurnResult, type ServerEvent } from './protocol.js';
 import { rateLimitWindows } from './rate-limits.js';
+import { ToolServerStartup } from './tool-startup.js';
+import { TOOL_SERVER_STARTUP_SEC } from './tool-tables.js';
 import { CODEX_USAGE_SOURCES, threadReading } from './usage.js';
 
 type TurnCompleted = Extract<ServerEvent, { type: 'turn_end' }>;
@@ -33,8 +35,16 @@ export interface CodexSessionStart {
   verification: Verification;
   /** The workspace, the thread's working directory. */
   cwd: string;
+  /** The session's tool servers, waited for before the first turn of each process; default none. */
+  toolServers?: readonly string[];
   nowMs?: () => number;
 }
+
+/**
+ * How long a first turn waits for the tool servers: past their own start-up allowance, so
+ * Codex's verdict on a server arrives before the wait gives up.
+ */
+const TOOL_SERVER_WAIT_MS = (TOOL_SERVER_STARTUP_SEC + 5) * 1000;
 
 export class AppServerSession {
   private readonly ledger = new UsageLedger(CODEX_USAGE_SOURCES);
@@ -43,6 +53,7 @@ export class AppServerSession {
   private readonly verification: Verification;
   private readonly cwd: string;
   private readonly nowMs: () => number;
+  private readonly toolStartup: ToolServerStartup;
   /** The thread this session runs on; null until one is opened (or given to resume). */
   threadId: string | null;
   private announced: string | null = null;
@@ -61,6 +72,7 @@ export class AppServerSession {
     this.verification = start.verification;
     this.cwd = start.cwd;
     this.nowMs = start.nowMs ?? Date.now;
+    this.toolStartup = new ToolServerStartup(start.toolServers ?? [], TOOL_SERVER_WAIT_MS);
     this.threadId = start.resumeThreadId;
     this.model = start.config.model;
     this.items = new TurnItems(this.nowMs);
@@ -111,6 +123,7 @@ export class AppServerSession {
   }
 
   private async open(rpc: RpcChannel, ctx: TurnContext): Promise<void> {
+    this.toolStartup.reset();
     await rpc.request('initialize', { clientInfo: CLIENT_INFO, capabilities: null });
     rpc.notify('initialized');
     const params = threadParams(this.config, this.cwd, this.verification);
@@ -140,6 +153,13 @@ export class AppServerSession {
       this.announced = thread.threadId;
       ctx.emit({ type: 'session_started', sessionId: thread.threadId });
     }
+    const starting = await this.toolStartup.settled();
+    if (starting.length > 0) {
+      ctx.emit({
+        type: 'notification',
+        message: `tool server ${starting.join(', ')} still starting after ${TOOL_SERVER_WAIT_MS} ms; the turn starts without it`,
+      });
+    }
   }
 
   private async startTurn(rpc: RpcChannel, ctx: TurnContext): Promise<void> {
@@ -153,6 +173,11 @@ export class AppServerSession {
   }
 
   private onNotification(method: string, params: unknown, ctx: TurnContext): NotificationVerdict {
+    if (method === 'mcpServer/startupStatus/updated') {
+      const failed = this.toolStartup.observe(params);
+      if (failed !== null) ctx.emit({ type: 'warning', message: failed });
+      return { type: 'ignored' };
+    }
     const ev = decodeNotification(method, params);
     if (ev.threadId !== null && this.threadId !== null && ev.threadId !== this.threadId)
       return { type: 'ignored' };

@@ -7,7 +7,8 @@
  * the credential (`auth.json`) and configuration (`config.toml`) are copied in
  * from the source folder, newer copies only, and nothing is ever copied back.
  * The folder lasts across sessions of the same setup, so a thread can be resumed.
- * A setup with no credential anywhere fails before any process starts.
+ * Its config.toml also carries the block of tool servers (`tool-tables.ts`), kept across
+ * refreshes of the copy. A setup with no credential anywhere fails before any process starts.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -19,10 +20,12 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CodexConfig } from './config.js';
+import { composeConfig, type ToolTables } from './tool-tables.js';
 
 /** Files copied from the source folder into the managed one. */
 export const COPIED_FILES = ['auth.json', 'config.toml'] as const;
@@ -37,6 +40,8 @@ export interface HomeInput {
   env: Record<string, string>;
   /** `agent.command`, part of what makes a setup. */
   command: string | null;
+  /** The session's tool servers for config.toml; absent or null keeps the block there. */
+  toolTables?: ToolTables | null;
 }
 
 function homeDir(env: Record<string, string>): string {
@@ -118,6 +123,27 @@ function refresh(from: string, to: string): void {
   renameSync(temp, to);
 }
 
+/**
+ * Composes the managed config.toml from the source's (when newer than the copy, else the
+ * copy's own text, which Codex may have added to) and the tool block; written atomically,
+ * and only when it changed, so a reader never sees the file half written or missing.
+ */
+function refreshConfig(from: string, to: string, tables: ToolTables | null): void {
+  const current = existsSync(to) ? readFileSync(to, 'utf8') : null;
+  const sourceNewer = existsSync(from) && (current === null || statSync(to).mtimeMs < statSync(from).mtimeMs);
+  const base = sourceNewer ? readFileSync(from, 'utf8') : existsSync(from) ? current : null;
+  const next = composeConfig(base, current, tables);
+  if (next === current) return;
+  if (next === null) {
+    rmSync(to, { force: true });
+    return;
+  }
+  const temp = `${to}.${process.pid}.tmp`;
+  writeFileSync(temp, next, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  renameSync(temp, to);
+}
+
 /** The name of a setup's managed folder: its source folder, command and raw overrides, hashed. */
 export function setupHash(source: string, input: Pick<HomeInput, 'config' | 'command'>): string {
   return createHash('sha256')
@@ -144,7 +170,8 @@ export function ensureManagedHome(input: HomeInput): HomeResult {
   if (path.resolve(home) === path.resolve(source)) return { ok: true, home, source };
   try {
     mkdirSync(home, { recursive: true, mode: 0o700 });
-    for (const file of COPIED_FILES) refresh(path.join(source, file), path.join(home, file));
+    refresh(path.join(source, 'auth.json'), path.join(home, 'auth.json'));
+    refreshConfig(path.join(source, 'config.toml'), path.join(home, 'config.toml'), input.toolTables ?? null);
   } catch (error) {
     return {
       ok: false,

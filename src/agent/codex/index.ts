@@ -5,7 +5,8 @@
  * running total, settled once per turn; there is no cost field. Tool permissions:
  * `approval_policy` (default `never`) and `sandbox` pass through, and every
  * approval request the policy raises is declined at once, never left waiting.
- * Its sandbox is probed before the first issue (`sandbox.ts`).
+ * Tool servers go into the managed home's config.toml (`tool-tables.ts`), their
+ * secrets in Codex's environment only. Its sandbox is probed before the first issue (`sandbox.ts`).
  */
 import { registerAgent } from '../registry.js';
 import { createCodexAdapter } from './adapter.js';
@@ -21,8 +22,7 @@ registerAgent('codex', {
     factory: createCodexAdapter,
     requiresCommand: true,
     defaultCommand: CODEX_DEFAULT_COMMAND,
-    mcpDialect: 'none',
-    mcpDialectNoneReason: 'no tool server is delivered to Codex yet (nothing is written to its config.toml)',
+    mcpDialect: 'toml-config',
     usageSources: CODEX_USAGE_SOURCES,
     credentialEnv: [...CODEX_CREDENTIAL_ENV],
     effortForwarding: 'forwarded',

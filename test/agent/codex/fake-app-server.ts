@@ -14,6 +14,11 @@
  *   written a `turn/completed`, or ends badly, the relay ends the same way (a
  *   runtime that dies mid-turn). `turn/interrupt` stops the fake and completes
  *   the turn as interrupted. Every line it reads is logged to `<fake>.rpc.jsonl`.
+ *   It reports the start of each MCP server its CODEX_HOME's config.toml defines
+ *   (and no `-c mcp_servers.<name>.enabled=false` switches off) after `thread/start`:
+ *   `starting`, then after `$FAKE_MCP_READY_MS` (default 0) `$FAKE_MCP_STATUS`
+ *   (default `ready`). Its launch (argv, env), those reports and each `turn/start`
+ *   are logged, stamped, to `<fake>.events.jsonl`.
  * - `no-app-server <fake> [args…]`: a build without `app-server`: refuses that
  *   subcommand as its argument parser would, and runs the fake for anything else.
  */
@@ -64,6 +69,26 @@ if (mode === 'no-app-server') {
   setInterval(() => undefined, 60_000);
 } else if (mode === 'relay') {
   const log = target + '.rpc.jsonl';
+  const note = (event) => appendFileSync(target + '.events.jsonl', JSON.stringify({ ...event, at: Date.now() }) + '\\n');
+  note({ event: 'launch', argv: process.argv.slice(2), env: process.env });
+  let servers = [];
+  try {
+    const toml = readFileSync(process.env.CODEX_HOME + '/config.toml', 'utf8');
+    servers = [...toml.matchAll(/^\\[mcp_servers\\.([A-Za-z0-9_-]+)\\]$/gm)].map((m) => m[1])
+      .filter((name) => !rest.includes('mcp_servers.' + name + '.enabled=false'));
+  } catch {}
+  const startServers = (threadId) => {
+    const report = (name, status, error) =>
+      write({ method: 'mcpServer/startupStatus/updated', params: { threadId, name, status, error } });
+    for (const name of servers) {
+      report(name, 'starting', null);
+      setTimeout(() => {
+        const status = process.env.FAKE_MCP_STATUS ?? 'ready';
+        note({ event: 'mcp-' + status, name });
+        report(name, status, status === 'failed' ? 'handshake failed' : null);
+      }, Number(process.env.FAKE_MCP_READY_MS ?? 0));
+    }
+  };
   const thread = 'fake-thread';
   let turns = 0;
   let current = null;
@@ -80,10 +105,12 @@ if (mode === 'no-app-server') {
         return answer(m.id, { userAgent: 'fake-app-server', codexHome: '', platformFamily: 'unix', platformOs: 'linux' });
       case 'thread/start':
         answer(m.id, threadOf(thread));
-        return write({ method: 'thread/started', params: threadOf(thread) });
+        write({ method: 'thread/started', params: threadOf(thread) });
+        return startServers(thread);
       case 'thread/resume':
         return answer(m.id, threadOf(m.params.threadId));
       case 'turn/start': {
+        note({ event: 'turn/start' });
         turns += 1;
         const turnId = 'fake-turn-' + turns;
         const threadId = m.params.threadId;
@@ -150,6 +177,25 @@ export function relayLog(fake: string): Record<string, unknown>[] {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** One stamped entry of the relay's events log: its launch, a server's start report, a turn's start. */
+export interface RelayEvent {
+  event: string;
+  at: number;
+  argv?: string[];
+  env?: Record<string, string>;
+  name?: string;
+}
+
+/** What the relay logged while running `fake`, in order. */
+export function relayEvents(fake: string): RelayEvent[] {
+  const file = `${fake}.events.jsonl`;
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as RelayEvent);
 }
 
 /** App-server notifications for the relay's fake to write (`$THREAD`/`$TURN` are filled in by the relay). */

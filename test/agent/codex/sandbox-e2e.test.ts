@@ -176,7 +176,7 @@ describe.skipIf(skip !== null)(
         expect(adapters.find((a) => a.kind === 'mock')?.sandbox?.status).toBe('none');
         expect(adapters.find((a) => a.kind === 'claude-code')?.sandbox?.status).toBe('unprobeable');
         const text = await runCli(['adapters'], dir, env);
-        expect(text.stdout).toMatch(/^codex\s+ok\s+codex-cli \S+\s+\S+\s+none\s+unusable\s/m);
+        expect(text.stdout).toMatch(/^codex\s+ok\s+codex-cli \S+\s+\S+\s+toml-config\s+unusable\s/m);
         expect(text.stdout).toContain('codex sandbox unusable: the codex sandbox cannot run');
       },
       RUN_TIMEOUT_MS + 60_000,
