@@ -40,7 +40,7 @@ const NOT_CODE_PREFIXES: ReadonlyMap<string, string> = new Map([
   ['tool.', "event types of Copilot CLI's JSON stream (tool.execution_start, tool.execution_complete)"],
   ['model.', "event types of Copilot CLI's JSON stream (model.call_start, model.call_failure)"],
   ['user.', 'git configuration keys (user.name, user.email) of the identity a commit is made with'],
-  ['mcp_servers.', "Codex config keys set with -c (mcp_servers.<name>.enabled) to switch a tool server off"],
+  ['mcp_servers.', 'Codex config keys set with -c (mcp_servers.<name>.enabled) to switch a tool server off'],
 ]);
 /** A last segment that makes a dotted literal a file name, not a code. */
 const FILE_SUFFIXES = new Set([
