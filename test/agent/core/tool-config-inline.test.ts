@@ -5,28 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
-import type { ToolDelivery, ToolServerSpec } from '../../../src/domain/tool-delivery.js';
-
-const TOKEN = 'inline-token-5e4d3c2b1a0f9e8d7c6b';
-const URL = 'http://127.0.0.1:40998/mcp';
-
-const STDIO: ToolServerSpec = {
-  transport: 'stdio',
-  command: '/usr/bin/node',
-  args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
-  envNames: ['ORCHESTRATOR_TOOLS_URL', 'ORCHESTRATOR_TOOLS_TOKEN'],
-};
-const HTTP: ToolServerSpec = {
-  transport: 'http',
-  url: URL,
-  headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
-};
-
-const stdio: ToolDelivery = {
-  servers: { orchestrator: STDIO },
-  env: { ORCHESTRATOR_TOOLS_URL: URL, ORCHESTRATOR_TOOLS_TOKEN: TOKEN },
-};
-const http: ToolDelivery = { servers: { orchestrator: HTTP }, env: { ORCHESTRATOR_TOOLS_TOKEN: TOKEN } };
+import type { ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import { HTTP, http, STDIO, stdio, TOKEN, URL } from './tool-deliveries.js';
 
 describe('the inline-config-json tool dialect', () => {
   it('renders a stdio server as a local one: the command and its arguments in one array, references for its environment', () => {

@@ -4,28 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
-import type { ToolDelivery, ToolServerSpec } from '../../../src/domain/tool-delivery.js';
-
-const TOKEN = 'settings-token-0a1b2c3d4e5f60718293';
-const URL = 'http://127.0.0.1:40999/mcp';
-
-const STDIO: ToolServerSpec = {
-  transport: 'stdio',
-  command: '/usr/bin/node',
-  args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
-  envNames: ['ORCHESTRATOR_TOOLS_URL', 'ORCHESTRATOR_TOOLS_TOKEN'],
-};
-const HTTP: ToolServerSpec = {
-  transport: 'http',
-  url: URL,
-  headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
-};
-
-const stdio: ToolDelivery = {
-  servers: { orchestrator: STDIO },
-  env: { ORCHESTRATOR_TOOLS_URL: URL, ORCHESTRATOR_TOOLS_TOKEN: TOKEN },
-};
-const http: ToolDelivery = { servers: { orchestrator: HTTP }, env: { ORCHESTRATOR_TOOLS_TOKEN: TOKEN } };
+import type { ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import { HTTP, http, STDIO, stdio, TOKEN, URL } from './tool-deliveries.js';
 
 describe('the settings-json tool dialect', () => {
   it('renders a stdio server as command, args and env references, trusted, with no type', () => {

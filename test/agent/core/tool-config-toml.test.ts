@@ -7,17 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
 import { tomlKey, tomlString } from '../../../src/agent/core/tool-dialects/toml-config.js';
-import type { ToolDelivery, ToolServerSpec } from '../../../src/domain/tool-delivery.js';
-
-const TOKEN = 'toml-token-5e6f7a8b9c0d1e2f3a4b';
-const URL = 'http://127.0.0.1:40999/mcp';
-
-const STDIO: ToolServerSpec = {
-  transport: 'stdio',
-  command: '/usr/bin/node',
-  args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
-  envNames: ['ORCHESTRATOR_TOOLS_URL', 'ORCHESTRATOR_TOOLS_TOKEN'],
-};
+import type { ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import { STDIO, TOKEN, URL } from './tool-deliveries.js';
 
 const render = (delivery: ToolDelivery) => renderToolConfig('toml-config', delivery) as string;
 
