@@ -966,6 +966,9 @@ export class Orchestrator {
     try {
       this.dispatch(issue, attempt, resumeSessionId, host, reaction);
     } catch (error) {
+      // A tool session opened before the failure must not outlive it.
+      const entry = this.running.get(issue.id);
+      if (entry !== undefined) this.tools?.close(entry);
       if (this.running.delete(issue.id) && host !== null) this.hosts.release(host);
       this.claimed.delete(issue.id);
       this.deps.log.error(

@@ -1,12 +1,11 @@
 /**
  * One-off templates beside the prompt (a branch name, a pull request's title and body): the
  * same engine, variables and limits as the prompt, rendered on the calling thread. They are
- * short, so the event-loop limits apply.
+ * short, so the event-loop limits apply, with the patient retry a busy machine needs.
  */
 import type { Diagnostic } from '../domain/diagnostic.js';
 import type { PromptOrigin } from './diagnose.js';
-import { LOOP_RENDER_LIMITS } from './engine.js';
-import { type RenderResult, renderPrompt } from './render.js';
+import { type RenderResult, renderPatiently } from './render.js';
 import { compilePrompt } from './template.js';
 import type { PromptVariables } from './variables.js';
 
@@ -14,7 +13,7 @@ import type { PromptVariables } from './variables.js';
 export function renderText(source: string, vars: PromptVariables, origin: PromptOrigin): RenderResult {
   const compiled = compilePrompt(source, origin);
   if (!compiled.ok) return compiled;
-  return renderPrompt(compiled.template, vars, LOOP_RENDER_LIMITS);
+  return renderPatiently(compiled.template, vars);
 }
 
 /** The first problem's message, for a log line or a coded error. */

@@ -5,7 +5,7 @@
  */
 
 import type { Diagnostic } from '../domain/diagnostic.js';
-import { diagnosticsFromError } from './diagnose.js';
+import { diagnosticsFromError, RENDER_LIMIT_CODE } from './diagnose.js';
 import { LOOP_RENDER_LIMITS, type RenderLimits } from './engine.js';
 import type { PromptTemplate } from './template.js';
 import type { PromptVariables } from './variables.js';
@@ -65,4 +65,26 @@ export function blankContinuationAsGuidance(rendered: RenderResult, vars: Prompt
     return { ok: true, text: DEFAULT_CONTINUATION_PROMPT };
   }
   return rendered;
+}
+
+/**
+ * The limits of a render done on the calling thread that must not fail for a busy machine:
+ * the event loop's, then, for a render that ran out of time only, one more try with more time.
+ * A loaded machine (a CI runner) can take longer than the loop's 50 ms for a template that is
+ * fine; a runaway one still stops, after at most the two limits together.
+ */
+export const PATIENT_RENDER_LIMITS: { first: RenderLimits; retry: RenderLimits } = {
+  first: LOOP_RENDER_LIMITS,
+  retry: { ...LOOP_RENDER_LIMITS, timeMs: 1_000 },
+};
+
+/** `renderPrompt` within `limits.first`, tried again within `limits.retry` when it ran out of time only. */
+export function renderPatiently(
+  template: PromptTemplate,
+  vars: PromptVariables,
+  limits: { first: RenderLimits; retry: RenderLimits } = PATIENT_RENDER_LIMITS,
+): RenderResult {
+  const first = renderPrompt(template, vars, limits.first);
+  if (first.ok || !first.diagnostics.some((d) => d.code === RENDER_LIMIT_CODE)) return first;
+  return renderPrompt(template, vars, limits.retry);
 }
