@@ -75,7 +75,7 @@ const DESCRIPTIONS: Readonly<Record<ToolName, { description: string; writes: boo
   tracker_transition: {
     writes: true,
     description:
-      'Move the issue you are working on to another state, for example to hand it off for review ' +
+      'Transition (move) the issue you are working on to another state, for example to hand it off for review ' +
       'when you are done. Only the states named in the workflow are accepted; a refusal lists them. ' +
       'You cannot move other issues.',
   },
