@@ -15,7 +15,14 @@ import {
 import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import { dbRuns, useServiceCleanup, waitFor } from '../support/service.js';
-import { expectToolCase, startToolCase, TOOL_CALLS, TOOL_ISSUE } from '../support/tool-session.js';
+import {
+  ASK_HUMAN_QUESTION,
+  expectAskHumanCase,
+  expectToolCase,
+  startToolCase,
+  TOOL_CALLS,
+  TOOL_ISSUE,
+} from '../support/tool-session.js';
 
 const plan = realCliPlan();
 if (!plan.run) console.warn(`tools with the real Claude Code skipped: ${plan.reason}`);
@@ -98,12 +105,14 @@ describe.skipIf(!plan.run)('the tool server with the real Claude Code', () => {
   it('ask_human posts the question once and parks the issue in the blocked state after the turn', {
     timeout: 180_000,
   }, async () => {
-    const question = 'Should the tool call the staging or the production API?';
     const model = await FakeModelServer.start([
       anthropicDialect((request) => {
         if (!offeredTools(request).some((t) => t.startsWith(OURS))) return { type: 'message', text: 'OK' };
         return toolResults(request).length === 0
-          ? { type: 'message', toolCall: { name: `${OURS}ask_human`, input: { question } } }
+          ? {
+              type: 'message',
+              toolCall: { name: `${OURS}ask_human`, input: { question: ASK_HUMAN_QUESTION } },
+            }
           : { type: 'message', text: 'I asked; waiting for an answer.' };
       }),
     ]);
@@ -116,19 +125,7 @@ describe.skipIf(!plan.run)('the tool server with the real Claude Code', () => {
         realCliEnv(model.url),
         () => `model requests: ${model.requests.length}`,
       );
-      await waitFor('the issue parked', () => c.project.issue(TOOL_ISSUE).state === 'Blocked', {
-        timeoutMs: 150_000,
-        explain: c.explain,
-      });
-      const comments = c.project.issue(TOOL_ISSUE).comments ?? [];
-      // Once, from the tool: the blocked exit posts no second copy.
-      expect(
-        comments.filter((m) => m.body.includes(question)),
-        c.explain(),
-      ).toEqual([expect.objectContaining({ body: `The agent asks:\n\n${question}` })]);
-      // One turn: the session stopped after the turn that asked, though max_turns allowed three.
-      const [run] = dbRuns(c.project.dbPath);
-      expect(run).toMatchObject({ exit_kind: 'blocked', turns: 1 });
+      await expectAskHumanCase(c);
       expect(toolResults(model.requests.at(-1) as RecordedRequest).join('')).not.toMatch(/tool_/);
     } finally {
       await model.close();

@@ -29,7 +29,14 @@ import {
 import { type Dialect, FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import { dbRuns, useServiceCleanup, waitFor } from '../support/service.js';
-import { expectToolCase, startToolCase, TOOL_CALLS, TOOL_ISSUE } from '../support/tool-session.js';
+import {
+  ASK_HUMAN_QUESTION,
+  expectAskHumanCase,
+  expectToolCase,
+  startToolCase,
+  TOOL_CALLS,
+  TOOL_ISSUE,
+} from '../support/tool-session.js';
 
 const skip = realCodexSkipReason();
 if (skip !== null) console.warn(`tools with the real Codex skipped: ${skip}`);
@@ -230,32 +237,19 @@ describe.skipIf(skip !== null)(`the tool server with the real Codex CLI ${CODEX_
   it('ask_human posts the question once and parks the issue in the blocked state after the turn', {
     timeout: 180_000,
   }, async () => {
-    const question = 'Should the tool call the staging or the production API?';
     const model = await FakeModelServer.start([
       asCodexItems(
         openaiDialect((request) => {
           if (!working(request)) return { type: 'message', text: 'OK' };
           return toolOutputs(request).length === 0
-            ? reach(request, 'ask_human', { question })
+            ? reach(request, 'ask_human', { question: ASK_HUMAN_QUESTION })
             : { type: 'message', text: 'I asked; waiting for an answer.' };
         }),
       ),
     ]);
     try {
       const { c } = await startCodexCase('ask', model, { max_turns: 3 });
-      await waitFor('the issue parked', () => c.project.issue(TOOL_ISSUE).state === 'Blocked', {
-        timeoutMs: 150_000,
-        explain: c.explain,
-      });
-      const comments = c.project.issue(TOOL_ISSUE).comments ?? [];
-      // Once, from the tool: the blocked exit posts no second copy.
-      expect(
-        comments.filter((m) => m.body.includes(question)),
-        c.explain(),
-      ).toEqual([expect.objectContaining({ body: `The agent asks:\n\n${question}` })]);
-      // One turn: the session stopped after the turn that asked, though max_turns allowed three.
-      const [run] = dbRuns(c.project.dbPath);
-      expect(run).toMatchObject({ exit_kind: 'blocked', turns: 1 });
+      await expectAskHumanCase(c);
       const answers = toolOutputs(model.requests.filter(working).at(-1) as RecordedRequest);
       expect(answers).toHaveLength(1);
       expect(answers[0]).not.toMatch(/tool_|rejected/);

@@ -154,3 +154,25 @@ function balanced(s: string, start: number): string {
   }
   throw new Error(`unbalanced JSON in: ${s.slice(start, start + 300)}`);
 }
+
+/** What the agent asks through `ask_human` in the parking case. */
+export const ASK_HUMAN_QUESTION = 'Should the tool call the staging or the production API?';
+
+/**
+ * The parking case every kind shows the same way: the issue reaches the blocked state, the
+ * question is on it once (the blocked exit posts no second copy), and the session stopped after
+ * the turn that asked, though `max_turns` allowed more.
+ */
+export async function expectAskHumanCase(c: ToolCase): Promise<void> {
+  await waitFor('the issue parked', () => c.project.issue(TOOL_ISSUE).state === 'Blocked', {
+    timeoutMs: 150_000,
+    explain: c.explain,
+  });
+  const comments = c.project.issue(TOOL_ISSUE).comments ?? [];
+  expect(
+    comments.filter((m) => m.body.includes(ASK_HUMAN_QUESTION)),
+    c.explain(),
+  ).toEqual([expect.objectContaining({ body: `The agent asks:\n\n${ASK_HUMAN_QUESTION}` })]);
+  const [run] = dbRuns(c.project.dbPath);
+  expect(run).toMatchObject({ exit_kind: 'blocked', turns: 1 });
+}

@@ -11,7 +11,7 @@ import {
   type ForkPerTurnAdapterOptions,
   type ForkPerTurnPlan,
 } from '../core/fork-per-turn-adapter.js';
-import { renderToolConfig } from '../core/tool-config.js';
+import { commandLineTools } from '../core/tool-config.js';
 import { startRefusal, withheldEnv } from './command.js';
 import { type ClaudeCodeConfig, claudeCodeBlock } from './config.js';
 import { ClaudeCodeSession } from './session.js';
@@ -52,13 +52,7 @@ export class ClaudeCodeAdapter extends ForkPerTurnAdapter<ClaudeCodeConfig> {
       sessionId: params.resumeSessionId ?? randomUUID(),
       resumed: params.resumeSessionId !== null,
       verification: params.credentialVerification ?? null,
-      tools:
-        params.tools === null || params.tools === undefined
-          ? null
-          : {
-              config: renderToolConfig('mcp-json', params.tools) as string,
-              servers: Object.keys(params.tools.servers),
-            },
+      tools: commandLineTools('mcp-json', params),
     });
     return { hooks: state.hooks(), sessionId: () => state.sessionId, withheldEnv: withheldEnv(config) };
   }

@@ -7,6 +7,7 @@
  * The permission mode is always passed explicitly, so a user or project setting
  * can never switch an unattended run to a mode that asks.
  */
+import type { CommandLineTools } from '../core/tool-config.js';
 import type { ClaudeCodeConfig } from './config.js';
 
 /** The variable Claude Code reads its effort level from; it would outrank `--effort`, so it is withheld. */
@@ -22,7 +23,7 @@ export interface TurnArgsInput {
   /** Set for a credential-verification session; `fullContext` false drops tools, instructions and the system prompt. */
   verification: { fullContext: boolean } | null;
   /** The session's tool servers: the rendered `mcpServers` JSON and the servers' names; null = none. */
-  tools: { config: string; servers: readonly string[] } | null;
+  tools: CommandLineTools | null;
 }
 
 /** The arguments of one turn, after the launch target's own leading arguments. */

@@ -6,8 +6,10 @@
  * looked like before its result) is reset when a turn begins. The outcome itself
  * is left to the shared disposition rule: this file only reports evidence.
  */
+
 import type { RateLimitWindow, TokenCounts } from '../../domain/agent.js';
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
+import type { CommandLineTools } from '../core/tool-config.js';
 import {
   mapToolCall,
   qualifiedToolName,
@@ -71,7 +73,7 @@ export interface SessionStart {
   resumed: boolean;
   verification: { fullContext: boolean } | null;
   /** The session's tool servers (rendered config and names); null = none. */
-  tools?: { config: string; servers: readonly string[] } | null;
+  tools?: CommandLineTools | null;
   /** Clock for tool durations; Date.now by default. */
   nowMs?: () => number;
 }
@@ -81,7 +83,7 @@ export class ClaudeCodeSession {
   private readonly run = new RunUsage();
   private readonly config: ClaudeCodeConfig;
   private readonly verification: { fullContext: boolean } | null;
-  private readonly toolServers: { config: string; servers: readonly string[] } | null;
+  private readonly toolServers: CommandLineTools | null;
   private readonly nowMs: () => number;
   /** The CLI has started this session, so later turns continue it. */
   private resumable: boolean;

@@ -25,7 +25,7 @@ import { runAuxiliary } from '../core/auxiliary.js';
 import { ForkPerTurnSession } from '../core/fork-per-turn.js';
 import { type LaunchTarget, resolveLaunchTarget } from '../core/launch-target.js';
 import { PersistentSession } from '../core/persistent-session.js';
-import { withToolEnv } from '../core/tool-config.js';
+import { sessionDelivery, withToolEnv } from '../core/tool-config.js';
 import { AppServerSession } from './app-server-session.js';
 import {
   CODEX_DEFAULT_COMMAND,
@@ -74,7 +74,7 @@ export class CodexAdapter implements AgentAdapter {
     if (!launch.ok) throw launch.error;
     // On a host the managed home is a folder there, prepared by a script run on it.
     const homeInput = { config, env: params.env, command: params.agent.command };
-    const tools = sessionTools(params);
+    const tools = sessionDelivery(params);
     const home =
       remote === null
         ? prepareManagedHome({ ...homeInput, toolTables: tools === null ? null : toolTables(tools) })
@@ -144,12 +144,6 @@ export class CodexAdapter implements AgentAdapter {
   async stopSession(session: AgentSession): Promise<void> {
     await (session as CodexAgentSession).stop();
   }
-}
-
-/** The tool servers a session is given: only a local working session's (a host has no relay yet). */
-function sessionTools(params: StartSessionParams): ToolDelivery | null {
-  if (params.remote !== undefined && params.remote !== null) return null;
-  return params.credentialVerification === undefined ? (params.tools ?? null) : null;
 }
 
 /** The block's servers switched off for a session without tools, which must not start them. */

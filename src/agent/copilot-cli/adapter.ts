@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { StartSessionParams } from '../../domain/agent.js';
 import { ForkPerTurnAdapter, type ForkPerTurnPlan } from '../core/fork-per-turn-adapter.js';
 import type { LaunchTarget } from '../core/launch-target.js';
-import { renderToolConfig } from '../core/tool-config.js';
+import { commandLineTools } from '../core/tool-config.js';
 import { WITHHELD_ENV } from './command.js';
 import { type CopilotCliConfig, copilotCliBlock } from './config.js';
 import { CopilotCliSession } from './session.js';
@@ -39,13 +39,7 @@ export class CopilotCliAdapter extends ForkPerTurnAdapter<CopilotCliConfig> {
       resumed: params.resumeSessionId !== null,
       verification: params.credentialVerification ?? null,
       files,
-      tools:
-        params.tools === null || params.tools === undefined
-          ? null
-          : {
-              config: renderToolConfig('mcp-json', params.tools) as string,
-              servers: Object.keys(params.tools.servers),
-            },
+      tools: commandLineTools('mcp-json', params),
     });
     return {
       hooks: state.hooks(),

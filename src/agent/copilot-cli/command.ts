@@ -8,6 +8,7 @@
  * and client telemetry are switched off on every launch, and the agent mode is
  * always explicit, so no saved setting can change what an unattended run does.
  */
+import type { CommandLineTools } from '../core/tool-config.js';
 import type { CopilotCliConfig } from './config.js';
 
 /**
@@ -41,7 +42,7 @@ export interface TurnArgsInput {
   /** Where the CLI writes its usage report at exit; null when it cannot be read back (a remote host). */
   usageReport: string | null;
   /** The session's tool servers: the rendered `mcpServers` JSON and the servers' names; null = none. */
-  tools: { config: string; servers: readonly string[] } | null;
+  tools: CommandLineTools | null;
 }
 
 /** The arguments of one turn, after the launch target's own leading arguments. */

@@ -7,7 +7,9 @@
  * turn's process has exited, from the usage summary it wrote, or from the session's
  * journal when it wrote none; the outcome is left to the shared disposition rule.
  */
+
 import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
+import type { CommandLineTools } from '../core/tool-config.js';
 import {
   mapToolCall,
   qualifiedToolName,
@@ -56,7 +58,7 @@ export interface SessionStart {
   /** The session's files on this machine; null for a session on an SSH host. */
   files: SessionFiles | null;
   /** The session's tool servers (rendered config and names); null = none. */
-  tools?: { config: string; servers: readonly string[] } | null;
+  tools?: CommandLineTools | null;
   /** Clock for tool durations; Date.now by default. */
   nowMs?: () => number;
 }
@@ -67,7 +69,7 @@ export class CopilotCliSession {
   private readonly config: CopilotCliConfig;
   private readonly verification: { fullContext: boolean } | null;
   private readonly files: SessionFiles | null;
-  private readonly toolServers: { config: string; servers: readonly string[] } | null;
+  private readonly toolServers: CommandLineTools | null;
   private readonly nowMs: () => number;
   /** The CLI has started this session, so later turns continue it. */
   private resumable: boolean;

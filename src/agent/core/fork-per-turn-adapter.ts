@@ -17,7 +17,7 @@ import type { ConfigBlock } from '../config-block.js';
 import type { UsageSources } from '../usage/index.js';
 import { type ForkPerTurnHooks, ForkPerTurnSession } from './fork-per-turn.js';
 import { type LaunchTarget, resolveLaunchTarget } from './launch-target.js';
-import { withToolEnv } from './tool-config.js';
+import { sessionDelivery, withToolEnv } from './tool-config.js';
 
 /** What a kind decides for one session. */
 export interface ForkPerTurnPlan {
@@ -89,7 +89,7 @@ export abstract class ForkPerTurnAdapter<C> implements AgentAdapter {
     };
     const fork = new ForkPerTurnSession(target, plan.hooks, {
       agent: params.agent,
-      env: withToolEnv(plan.env ?? params.env, params.tools),
+      env: withToolEnv(plan.env ?? params.env, sessionDelivery(params)),
       sources: this.sources,
       ...(this.options.stopGraceMs === undefined ? {} : { stopGraceMs: this.options.stopGraceMs }),
     });

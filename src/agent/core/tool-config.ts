@@ -3,6 +3,7 @@
  * delivery, so no adapter formats servers itself. Every secret stays a reference to a
  * variable of the runtime's environment; the values travel in that environment only.
  */
+import type { StartSessionParams } from '../../domain/agent.js';
 import type { ToolDelivery } from '../../domain/tool-delivery.js';
 import type { McpDialect } from '../registry.js';
 import { renderInlineConfigJson } from './tool-dialects/inline-config-json.js';
@@ -24,6 +25,35 @@ export function renderToolConfig(dialect: McpDialect, delivery: ToolDelivery): s
     case 'inline-config-json':
       return JSON.stringify(renderInlineConfigJson(delivery));
   }
+}
+
+/**
+ * The delivery a session's runtime gets: a local working session's. A credential check never
+ * gets tools, and a session on an SSH host has no way to the endpoint yet. Every kind asks
+ * here, so the rule lives in one place.
+ */
+export function sessionDelivery(
+  params: Pick<StartSessionParams, 'tools' | 'remote' | 'credentialVerification'>,
+): ToolDelivery | null {
+  if (params.tools === null || params.tools === undefined) return null;
+  if (params.credentialVerification !== undefined) return null;
+  return params.remote === undefined || params.remote === null ? params.tools : null;
+}
+
+/** A session's servers rendered for a command line: the text, and the names whose tools the runtime must allow. */
+export interface CommandLineTools {
+  config: string;
+  servers: readonly string[];
+}
+
+/** The session's delivery as `CommandLineTools` in `dialect`; null when it gets none. */
+export function commandLineTools(
+  dialect: McpDialect,
+  params: Pick<StartSessionParams, 'tools' | 'remote' | 'credentialVerification'>,
+): CommandLineTools | null {
+  const delivery = sessionDelivery(params);
+  const config = delivery === null ? null : renderToolConfig(dialect, delivery);
+  return delivery === null || config === null ? null : { config, servers: Object.keys(delivery.servers) };
 }
 
 /** The environment of a session with its tool values added (they win over inherited ones). */

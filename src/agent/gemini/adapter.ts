@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { AgentError, type StartSessionParams } from '../../domain/agent.js';
 import { ForkPerTurnAdapter, type ForkPerTurnPlan } from '../core/fork-per-turn-adapter.js';
-import { renderToolConfig } from '../core/tool-config.js';
+import { sessionDelivery } from '../core/tool-config.js';
+import { renderSettingsJson } from '../core/tool-dialects/settings-json.js';
 import { GEMINI_DEFAULT_COMMAND, geminiEnv } from './command.js';
 import { type GeminiConfig, geminiBlock } from './config.js';
 import { prepareManagedHome, sessionStored } from './home.js';
@@ -44,14 +45,10 @@ export class GeminiAdapter extends ForkPerTurnAdapter<GeminiConfig> {
   }
 }
 
-/** The session's tool servers as the settings' `mcpServers`; null without a delivery or for a credential check. */
+/** The session's tool servers as the settings' `mcpServers`; null when it gets none. */
 function toolServers(params: StartSessionParams): Record<string, unknown> | null {
-  if (params.tools === null || params.tools === undefined || params.credentialVerification !== undefined)
-    return null;
-  const rendered = renderToolConfig('settings-json', params.tools);
-  return rendered === null
-    ? null
-    : (JSON.parse(rendered) as { mcpServers: Record<string, unknown> }).mcpServers;
+  const delivery = sessionDelivery(params);
+  return delivery === null ? null : renderSettingsJson(delivery).mcpServers;
 }
 
 /** The adapter of the `gemini` kind. */

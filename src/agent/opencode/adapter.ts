@@ -10,7 +10,8 @@
 import { AgentError, type StartSessionParams } from '../../domain/agent.js';
 import { ForkPerTurnAdapter, type ForkPerTurnPlan } from '../core/fork-per-turn-adapter.js';
 import type { LaunchTarget } from '../core/launch-target.js';
-import { renderToolConfig } from '../core/tool-config.js';
+import { sessionDelivery } from '../core/tool-config.js';
+import { renderInlineConfigJson } from '../core/tool-dialects/inline-config-json.js';
 import { OPENCODE_DEFAULT_COMMAND, opencodeEnv } from './command.js';
 import { type OpencodeConfig, opencodeBlock } from './config.js';
 import { prepareManagedHome, storedSession } from './home.js';
@@ -48,17 +49,16 @@ export class OpencodeAdapter extends ForkPerTurnAdapter<OpencodeConfig> {
       workspacePath: target.workspacePath,
       config,
       verification: params.credentialVerification ?? null,
-      mcp: remote === null ? toolServers(params) : null,
+      mcp: toolServers(params),
     });
     return { hooks: state.hooks(), sessionId: () => state.sessionId, env };
   }
 }
 
-/** The session's tool servers as the inline config's `mcp` entries; null without a delivery. */
+/** The session's tool servers as the inline config's `mcp` entries; null when it gets none. */
 function toolServers(params: StartSessionParams): Record<string, unknown> | null {
-  if (params.tools === null || params.tools === undefined) return null;
-  const rendered = renderToolConfig('inline-config-json', params.tools);
-  return rendered === null ? null : (JSON.parse(rendered) as { mcp: Record<string, unknown> }).mcp;
+  const delivery = sessionDelivery(params);
+  return delivery === null ? null : renderInlineConfigJson(delivery).mcp;
 }
 
 /** The adapter of the `opencode` kind. */

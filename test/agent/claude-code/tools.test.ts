@@ -3,9 +3,11 @@
  * rendered `--mcp-config` and our server's tools allowed, the token only in its environment;
  * the credential-verification session gets none of it.
  */
+
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeInvocations, fakeRuntime } from '../../../internal-contracts/agent/fake-runtime.js';
 import { assertToolDelivery, contractDelivery } from '../../../internal-contracts/agent/tool-delivery.js';
+import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
 import '../../../src/agent/kinds.js';
 import { claudeLines, runSession, startParams, workspaceRoot } from './support.js';
 
@@ -24,19 +26,8 @@ describe('claude-code tool delivery', () => {
     for (const run of invocations) {
       assertToolDelivery(delivery, { argv: run.argv, env: run.env, files: [] });
       const config = JSON.parse(run.argv[run.argv.indexOf('--mcp-config') + 1] as string);
-      expect(config).toEqual({
-        mcpServers: {
-          orchestrator: {
-            type: 'stdio',
-            command: '/usr/bin/node',
-            args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
-            env: {
-              ORCHESTRATOR_TOOLS_URL: '${ORCHESTRATOR_TOOLS_URL}',
-              ORCHESTRATOR_TOOLS_TOKEN: '${ORCHESTRATOR_TOOLS_TOKEN}',
-            },
-          },
-        },
-      });
+      // Exactly the core's rendering (its shape is pinned in test/agent/core/tool-config-mcp-json.test.ts).
+      expect(config).toEqual(JSON.parse(renderToolConfig('mcp-json', delivery) as string));
       expect(run.argv[run.argv.indexOf('--allowedTools') + 1]).toBe('Bash,mcp__orchestrator');
     }
   });

@@ -5,9 +5,11 @@
  * credential-verification session gets no server. The real CLI's side is in
  * test/e2e/tools-copilot-cli.test.ts.
  */
+
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeInvocations, fakeRuntime } from '../../../internal-contracts/agent/fake-runtime.js';
 import { assertToolDelivery, contractDelivery } from '../../../internal-contracts/agent/tool-delivery.js';
+import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
 import '../../../src/agent/kinds.js';
 import { copilotLines, ofType, runSession, startParams, workspaceRoot } from './support.js';
 
@@ -40,19 +42,8 @@ describe('copilot-cli tool delivery', () => {
     for (const run of invocations) {
       assertToolDelivery(delivery, { argv: run.argv, env: run.env, files: [] });
       expect(run.argv.filter((a) => a.startsWith(CONFIG_FLAG))).toHaveLength(1);
-      expect(mcpConfigOf(run.argv)).toEqual({
-        mcpServers: {
-          orchestrator: {
-            type: 'stdio',
-            command: '/usr/bin/node',
-            args: ['/opt/orchestrator/dist/cli/main.js', 'mcp-server'],
-            env: {
-              ORCHESTRATOR_TOOLS_URL: '${ORCHESTRATOR_TOOLS_URL}',
-              ORCHESTRATOR_TOOLS_TOKEN: '${ORCHESTRATOR_TOOLS_TOKEN}',
-            },
-          },
-        },
-      });
+      // Exactly the core's rendering (its shape is pinned in test/agent/core/tool-config-mcp-json.test.ts).
+      expect(mcpConfigOf(run.argv)).toEqual(JSON.parse(renderToolConfig('mcp-json', delivery) as string));
       expect(run.argv.filter((a) => a.startsWith('--allow-tool'))).toEqual(['--allow-tool=orchestrator']);
     }
     for (const turn of turns) {
