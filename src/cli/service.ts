@@ -255,12 +255,24 @@ export async function runService(
     clock: SYSTEM_CLOCK,
     observe,
     forge,
-    tools: { sessions: toolSessions, url: toolEndpoint.url, relay: relayCommand(), version },
+    tools: {
+      sessions: toolSessions,
+      url: toolEndpoint.url,
+      port: toolEndpoint.port,
+      relay: relayCommand(),
+      version,
+    },
   });
   const service = orchestrator;
 
   log.info(
-    { workflow: workflowPath, db: config.dbPath, agent: config.agent.kind, tracker: config.tracker.kind },
+    {
+      workflow: workflowPath,
+      db: config.dbPath,
+      agent: config.agent.kind,
+      tracker: config.tracker.kind,
+      tool_endpoint: toolEndpoint.url,
+    },
     'orchestrator starting',
   );
   let server: RunningServer | null = null;

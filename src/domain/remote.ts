@@ -91,4 +91,9 @@ export interface RemoteHost {
   launch(params: RemoteLaunchParams): Promise<{ ok: true; process: RemoteProcess } | RemoteFailure>;
   /** Runs a script to completion (hooks, workspace creation and removal); what it left in its group is killed. */
   run(params: RemoteScriptParams): Promise<{ ok: true; result: RemoteScriptResult } | RemoteFailure>;
+  /**
+   * A port on the host's loopback whose connections reach `localPort` on this machine's
+   * loopback (how an agent there reaches the tool server); the same port while it lasts.
+   */
+  forwardToLocal(localPort: number): Promise<{ ok: true; remotePort: number } | RemoteFailure>;
 }

@@ -966,9 +966,6 @@ export class Orchestrator {
     try {
       this.dispatch(issue, attempt, resumeSessionId, host, reaction);
     } catch (error) {
-      // A tool session opened before the failure must not outlive it.
-      const entry = this.running.get(issue.id);
-      if (entry !== undefined) this.tools?.close(entry);
       if (this.running.delete(issue.id) && host !== null) this.hosts.release(host);
       this.claimed.delete(issue.id);
       this.deps.log.error(
@@ -1041,23 +1038,12 @@ export class Orchestrator {
       spendBefore: budgetBefore,
     };
     this.running.set(issue.id, entry);
-    const opening = this.tools?.open(entry, this.deps.agent.kind, workflow, onHost !== null) ?? {
-      type: 'off',
-    };
-    const tools = opening.type === 'delivered' ? opening.delivery : null;
     if (hostName !== null) this.hosts.take(hostName);
     this.totals.dispatches += 1;
     log.info({ issue_id: issue.id, issue_identifier: issue.identifier, attempt, host }, 'dispatching');
     this.observe({ type: 'dispatched', issue, attempt, host });
-    if (opening.type === 'gap') {
-      // Once per session, so an operator sees why an agent told of no tools has none.
-      this.onEvent(entry, {
-        type: 'tool_channel_gap',
-        at: new Date(startedAtMs).toISOString(),
-        agentPid: '',
-        message: opening.reason,
-      });
-    }
+    const toolHost = this.tools;
+    const agentKind = this.deps.agent.kind;
     entry.done = runWorker(
       {
         issue,
@@ -1107,7 +1093,9 @@ export class Orchestrator {
         forge: this.deps.forge ?? null,
         // The tracker's token is the forge's: the push authenticates with it, through askpass.
         forgeToken: workflow.config.tracker.apiKey,
-        tools,
+        // Opened by the worker once its workspace is ready: a host's forward needs its connection.
+        openTools:
+          toolHost === null ? null : () => toolHost.open(entry, agentKind, workflow, onHost?.host ?? null),
         question: () => entry.question,
       },
       controller.signal,

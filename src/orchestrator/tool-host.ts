@@ -4,6 +4,7 @@
  * logged, counted and recorded against the run.
  */
 import type { AgentKind } from '../agent/registry.js';
+import type { RemoteHost } from '../domain/remote.js';
 import { OWN_TOOL_SERVER, type ToolDelivery } from '../domain/tool-delivery.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import type { PromptTool } from '../prompt/variables.js';
@@ -11,7 +12,7 @@ import type { ToolErrorCode } from '../tools/call.js';
 import { TOOL_CATALOG } from '../tools/catalog.js';
 import type { ToolRunStatus, ToolSession } from '../tools/ports.js';
 import { TOOL_TOKEN_ENV, TOOL_URL_ENV } from '../tools/relay.js';
-import type { ToolSessions } from '../tools/sessions.js';
+import { TOOL_ENDPOINT_PATH, type ToolSessions } from '../tools/sessions.js';
 import type { Workflow } from '../workflow/load.js';
 import type { IssueSpend } from './budget.js';
 import type { Observer } from './observations.js';
@@ -23,6 +24,8 @@ export interface ToolEndpointDeps {
   sessions: ToolSessions;
   /** The endpoint's URL on this machine's loopback. */
   url: string;
+  /** The endpoint's port on this machine's loopback (an SSH host's forward reaches it). */
+  port: number;
   /** The stdio relay a local runtime starts (`orchestrator mcp-server`): program and arguments. */
   relay: { command: string; args: readonly string[] };
   /** Reported in the MCP handshake. */
@@ -62,6 +65,9 @@ export type ToolOpening =
   | { type: 'gap'; reason: string }
   | { type: 'off' };
 
+/** How a runtime reaches our server: the stdio relay here, or HTTP on a host's forwarded port. */
+type Reach = { type: 'relay' } | { type: 'forward'; remotePort: number };
+
 /** Opens and closes the tool sessions of runs. */
 export class ToolHost {
   private readonly backend;
@@ -80,10 +86,16 @@ export class ToolHost {
   }
 
   /**
-   * Opens the run's tool session and says how its runtime reaches it; a gap when tools are on
-   * but this session cannot reach them (a kind with no channel, an SSH host).
+   * Opens the run's tool session and says how its runtime reaches it (`host`: the SSH host it
+   * runs on, null for this machine); a gap when tools are on but this session cannot reach
+   * them (a kind with no channel, a host that refuses the forward).
    */
-  open(run: ToolRun, kind: AgentKind, workflow: Workflow, remote: boolean): ToolOpening {
+  async open(
+    run: ToolRun,
+    kind: AgentKind,
+    workflow: Workflow,
+    host: RemoteHost | null,
+  ): Promise<ToolOpening> {
     const { config } = workflow;
     const theirs = config.agent.mcpServers;
     const wanted = config.tools.enabled || Object.keys(theirs.servers).length > 0;
@@ -92,18 +104,29 @@ export class ToolHost {
       const why = kind.runtime?.mcpDialectNoneReason ?? 'it declares no tool channel';
       return { type: 'gap', reason: `agent kind "${kind.name}" cannot reach the tool server: ${why}` };
     }
-    if (remote) return { type: 'gap', reason: 'sessions on SSH hosts are not given the tool server yet' };
+    let reach: Reach = { type: 'relay' };
+    if (config.tools.enabled && host !== null) {
+      // Before the session opens, so a host that refuses the forward leaves no token behind.
+      const forwarded = await host.forwardToLocal(this.deps.endpoint.port);
+      if (!forwarded.ok) {
+        return {
+          type: 'gap',
+          reason: `the tool server cannot be reached from ${host.name}: ${forwarded.message}`,
+        };
+      }
+      reach = { type: 'forward', remotePort: forwarded.remotePort };
+    }
     // The operator's servers come with ours or alone (`tools.enabled: false`); a clash of names
     // was refused when the workflow loaded.
-    const ours = config.tools.enabled ? this.openOwn(run, workflow) : { servers: {}, env: {} };
+    const ours = config.tools.enabled ? this.openOwn(run, workflow, reach) : { servers: {}, env: {} };
     return {
       type: 'delivered',
       delivery: { servers: { ...ours.servers, ...theirs.servers }, env: { ...theirs.env, ...ours.env } },
     };
   }
 
-  /** Opens the run's session on our server and says how a runtime on this machine reaches it. */
-  private openOwn(run: ToolRun, workflow: Workflow): ToolDelivery {
+  /** Opens the run's session on our server and says how its runtime reaches it from where it runs. */
+  private openOwn(run: ToolRun, workflow: Workflow, reach: Reach): ToolDelivery {
     const { config } = workflow;
     const { endpoint } = this.deps;
     const session: ToolSession = {
@@ -124,6 +147,19 @@ export class ToolHost {
       onCall: (tool, outcome, durationMs) => this.called(session, tool, outcome, durationMs),
     });
     run.toolToken = token;
+    if (reach.type === 'forward') {
+      // On a host the relay is not installed: the runtime speaks HTTP to the forwarded port.
+      return {
+        servers: {
+          [OWN_TOOL_SERVER]: {
+            transport: 'http',
+            url: `http://127.0.0.1:${reach.remotePort}${TOOL_ENDPOINT_PATH}`,
+            headers: { Authorization: { prefix: 'Bearer ', variable: TOOL_TOKEN_ENV } },
+          },
+        },
+        env: { [TOOL_TOKEN_ENV]: token },
+      };
+    }
     return {
       servers: {
         [OWN_TOOL_SERVER]: {

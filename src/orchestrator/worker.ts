@@ -26,7 +26,6 @@ import { type ErrorKind, TrackerError } from '../domain/errors.js';
 import type { ForgeAdapter } from '../domain/forge.js';
 import type { Issue } from '../domain/issue.js';
 import type { RemoteHost } from '../domain/remote.js';
-import type { ToolDelivery } from '../domain/tool-delivery.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import { turnPromptBounded } from '../prompt/bounded-render.js';
 import type { ReactionVariables } from '../prompt/reaction-variables.js';
@@ -42,7 +41,7 @@ import { branchName, type PublishedWork, publishWork } from './publish.js';
 import type { SelfReviewOutcome } from './self-review/loop.js';
 import { selfReview } from './self-review/run.js';
 import { stateClassifier } from './states.js';
-import { advertisedTools } from './tool-host.js';
+import { advertisedTools, type ToolOpening } from './tool-host.js';
 
 export interface WorkerJob {
   issue: Issue;
@@ -83,8 +82,11 @@ export interface WorkerDeps {
   forge?: ForgeAdapter | null;
   /** The token a push authenticates with (the tracker's); '' when the remote asks none. */
   forgeToken?: string;
-  /** The session's tool servers (never the verification session's); absent or null = none. */
-  tools?: ToolDelivery | null;
+  /**
+   * Opens the run's tool session once the workspace is ready (never for the verification
+   * session); absent or null = no tools.
+   */
+  openTools?: (() => Promise<ToolOpening>) | null;
   /** The question the agent asked through `ask_human` so far; null = none. */
   question?: () => string | null;
 }
@@ -189,8 +191,19 @@ export async function runWorker(
   const local = deps.host === null;
   const git = local ? config.git : null;
   const maxTurns = Math.max(1, config.agent.maxTurns);
+  const opening: ToolOpening = (await deps.openTools?.()) ?? { type: 'off' };
+  if (opening.type === 'gap') {
+    // Once per session, so an operator sees why an agent told of no tools has none.
+    deps.onEvent({
+      type: 'tool_channel_gap',
+      at: new Date(deps.nowMs()).toISOString(),
+      agentPid: '',
+      message: opening.reason,
+    });
+  }
+  const tools = opening.type === 'delivered' ? opening.delivery : null;
   // Only a session given the tool server is told of the tools, so none is told of a tool it cannot call.
-  const advertised = deps.tools === null || deps.tools === undefined ? [] : advertisedTools(deps.tools);
+  const advertised = tools === null ? [] : advertisedTools(tools);
   const varsFor = (turn: number) =>
     promptVariables({
       issue,
@@ -289,7 +302,7 @@ export async function runWorker(
 
     let session: AgentSession;
     try {
-      session = await deps.adapter.startSession({ ...start, tools: deps.tools ?? null });
+      session = await deps.adapter.startSession({ ...start, tools });
     } catch (error) {
       if (error instanceof AgentError) return failed(error.kind, error.detail, error.resetAtMs);
       return failed('response_error', describe(error));

@@ -10,8 +10,13 @@
  *   share the one attempt in flight.
  * - A dropped connection is noticed by keepalives and replaced on the next call; the
  *   channels it carried end with `connectionLost`.
+ * One port on the host's loopback may be forwarded back to a port here (agents reach the
+ * tool server through it). It rides the first connection, which is never closed as idle;
+ * when that connection drops the forward is made again on the next one, on the same
+ * remote port when the host still has it free, so sessions already told the port keep it.
  */
 import { readFile } from 'node:fs/promises';
+import net from 'node:net';
 import ssh2, { type ClientChannel, type ConnectConfig } from 'ssh2';
 import type { RemoteFailure } from '../domain/remote.js';
 import {
@@ -46,6 +51,9 @@ export interface ConnectionSettings {
 
 export type ExecResult = { ok: true; channel: ClientChannel } | RemoteFailure;
 
+/** A port on the host's loopback whose connections reach a port on this machine's. */
+export type ForwardResult = { ok: true; remotePort: number } | RemoteFailure;
+
 /** One ssh2 client and the channels it carries. */
 interface Connection {
   client: ssh2.Client;
@@ -53,6 +61,8 @@ interface Connection {
   closed: boolean;
   /** Resolves once the client has closed. */
   gone: Promise<void>;
+  /** The forward this connection carries: its port on the host and the local port it reaches. */
+  forward: { remotePort: number; localPort: number } | null;
 }
 
 /** The connections to one host, with the reconnect backoff shared by all of them. */
@@ -63,6 +73,11 @@ export class HostConnections {
   #backoff: BackoffState = FRESH_BACKOFF;
   #closed = false;
   #attempts = 0;
+  /** The local port the forward should reach, once asked for; kept so a drop can make it again. */
+  #forwardTo: number | null = null;
+  /** The remote port last bound, tried first when the forward is made again. */
+  #lastRemotePort = 0;
+  #forwarding: Promise<ForwardResult> | null = null;
 
   constructor(settings: ConnectionSettings) {
     this.#settings = settings;
@@ -98,6 +113,49 @@ export class HostConnections {
       const connected = await this.#connect();
       if (!connected.ok) return connected;
     }
+  }
+
+  /**
+   * A port on the host's loopback (127.0.0.1) forwarded to `localPort` on this machine's: the
+   * same port for every caller while its connection lives; made on the first connection.
+   */
+  forward(localPort: number): Promise<ForwardResult> {
+    if (this.#closed) return Promise.resolve(this.#closedFailure());
+    this.#forwardTo = localPort;
+    const carrier = this.#live.find((c) => c.forward !== null);
+    if (carrier?.forward != null) {
+      // Connections arriving from now on go to the port asked for last.
+      carrier.forward.localPort = localPort;
+      return Promise.resolve({ ok: true, remotePort: carrier.forward.remotePort });
+    }
+    if (this.#forwarding === null) {
+      this.#forwarding = this.#openForward().finally(() => {
+        this.#forwarding = null;
+      });
+    }
+    return this.#forwarding;
+  }
+
+  async #openForward(): Promise<ForwardResult> {
+    const connected = await this.probe();
+    if (!connected.ok) return connected;
+    const connection = this.#live[0];
+    if (connection === undefined)
+      return this.#unreachable('the connection closed before the forward was made');
+    const previous = this.#lastRemotePort;
+    let bound = await bindRemotePort(connection.client, previous);
+    if (!bound.ok && previous !== 0) bound = await bindRemotePort(connection.client, 0);
+    if (!bound.ok) {
+      return {
+        ok: false,
+        reason: 'failed',
+        message: `ssh ${this.#settings.name}: cannot forward a port on the host (AllowTcpForwarding?): ${bound.message}`,
+      };
+    }
+    if (connection.closed) return this.#unreachable('the connection closed while the forward was made');
+    this.#lastRemotePort = bound.port;
+    connection.forward = { remotePort: bound.port, localPort: this.#forwardTo ?? 0 };
+    return { ok: true, remotePort: bound.port };
   }
 
   /** Ends every connection and refuses further use; resolves once all have closed. */
@@ -148,7 +206,7 @@ export class HostConnections {
 
   /** A second or later connection with nothing on it is closed; the first one stays for reuse. */
   #closeIfIdleExtra(connection: Connection): void {
-    if (connection.channels > 0 || connection.closed) return;
+    if (connection.channels > 0 || connection.closed || connection.forward !== null) return;
     if (this.#live.indexOf(connection) <= 0) return;
     this.#drop(connection);
     connection.client.end();
@@ -213,7 +271,16 @@ export class HostConnections {
           gone: new Promise<void>((done) => {
             markGone = done;
           }),
+          forward: null,
         };
+        client.on('tcp connection', (info, accept, reject) => {
+          const target = connection.forward;
+          if (target === null || info.destPort !== target.remotePort) {
+            reject();
+            return;
+          }
+          pipeToLocal(accept(), target.localPort);
+        });
         // Without a listener an 'error' event would crash the process; errors after ready end in 'close'.
         client.on('error', (error: Error & { level?: string }) => {
           lastError = describeConnectError(error);
@@ -226,6 +293,15 @@ export class HostConnections {
           connection.closed = true;
           this.#drop(connection);
           markGone();
+          // Sessions on the other connections still use the forward: make it again, on the same port if free.
+          if (
+            connection.forward !== null &&
+            !this.#closed &&
+            this.#live.length > 0 &&
+            this.#forwardTo !== null
+          ) {
+            void this.forward(this.#forwardTo);
+          }
           if (!settled) {
             settled = true;
             resolve({
@@ -263,6 +339,37 @@ export class HostConnections {
   #closedFailure(): RemoteFailure {
     return this.#unreachable('the SSH hosts were closed (the orchestrator is shutting down)');
   }
+}
+
+/** Asks the host to listen on its loopback at `port` (0 = any free one); the port bound. */
+function bindRemotePort(
+  client: ssh2.Client,
+  port: number,
+): Promise<{ ok: true; port: number } | { ok: false; message: string }> {
+  return new Promise((resolve) => {
+    try {
+      client.forwardIn('127.0.0.1', port, (error, bound) => {
+        if (error) resolve({ ok: false, message: error.message });
+        else resolve({ ok: true, port: bound });
+      });
+    } catch (error) {
+      resolve({ ok: false, message: errorMessage(error) });
+    }
+  });
+}
+
+/** Joins a forwarded channel to a new connection to `port` on this machine's loopback. */
+function pipeToLocal(channel: ClientChannel, port: number): void {
+  const socket = net.connect(port, '127.0.0.1');
+  const end = () => {
+    socket.destroy();
+    channel.destroy();
+  };
+  socket.once('error', end);
+  channel.once('error', end);
+  socket.once('close', end);
+  channel.once('close', end);
+  channel.pipe(socket).pipe(channel);
 }
 
 /** The key source part of the connect config, or why there is none. */

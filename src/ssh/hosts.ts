@@ -130,6 +130,10 @@ export class SshHost implements RemoteHost {
     return runRemoteScript(this.context, params);
   }
 
+  forwardToLocal(localPort: number): Promise<{ ok: true; remotePort: number } | RemoteFailure> {
+    return this.context.connections.forward(localPort);
+  }
+
   /** Ends this host's connections (the wrappers' watchers then kill what still runs). */
   close(): Promise<void> {
     return this.context.connections.close();

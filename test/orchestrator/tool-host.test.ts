@@ -7,6 +7,7 @@ import '../../src/agent/kinds.js';
 import { type AgentKind, agentKind } from '../../src/agent/registry.js';
 import { ZERO_TOKENS } from '../../src/domain/agent.js';
 import type { Issue } from '../../src/domain/issue.js';
+import type { RemoteHost } from '../../src/domain/remote.js';
 import type { TrackerAdapter } from '../../src/domain/tracker.js';
 import type { Observation } from '../../src/orchestrator/observations.js';
 import {
@@ -22,6 +23,7 @@ import { listenToolEndpoint, type ToolEndpoint } from '../../src/tools/http.js';
 import { TOOL_TOKEN_ENV, TOOL_URL_ENV } from '../../src/tools/relay.js';
 import { ToolSessions } from '../../src/tools/sessions.js';
 import { loadWorkflow, type Workflow } from '../../src/workflow/load.js';
+import { LocalRemoteHost } from '../support/local-remote-host.js';
 
 const WORKFLOW = (tools: string) => `---
 tracker:
@@ -120,6 +122,7 @@ function host(): ToolHost {
     endpoint: {
       sessions,
       url: endpoint.url,
+      port: endpoint.port,
       relay: { command: '/usr/bin/node', args: ['main.js', 'mcp-server'] },
       version: '1.2.3',
     },
@@ -148,38 +151,34 @@ async function call(token: string, name: string, args: Record<string, unknown> =
 }
 
 /** A run registered as running, with its tool session open. */
-function opened(h: ToolHost, r: ToolRun): string {
+async function opened(h: ToolHost, r: ToolRun): Promise<string> {
   running.set(r.issue.id, r);
-  const opening = h.open(r, claude(), current, false);
+  const opening = await h.open(r, claude(), current, null);
   if (opening.type !== 'delivered') throw new Error('no delivery');
   return opening.delivery.env[TOOL_TOKEN_ENV] as string;
 }
 
 describe('the tool host', () => {
-  it('opens a session only where tools can be reached: enabled, on this machine, a kind with a channel', () => {
+  it('opens a session only where tools can be reached: enabled, a kind with a channel', async () => {
     const h = host();
     const mock = agentKind('mock') as AgentKind;
     // The mock calls no tools at all: nothing to deliver, and no gap either.
-    expect(h.open(run('1', 1), mock, current, false)).toEqual({ type: 'off' });
+    expect(await h.open(run('1', 1), mock, current, null)).toEqual({ type: 'off' });
     const toolless = {
       ...claude(),
       name: 'acme',
       runtime: { ...claude().runtime, mcpDialect: 'none', mcpDialectNoneReason: 'no MCP support' },
     } as AgentKind;
-    expect(h.open(run('1', 1), toolless, current, false)).toEqual({
+    expect(await h.open(run('1', 1), toolless, current, null)).toEqual({
       type: 'gap',
       reason: 'agent kind "acme" cannot reach the tool server: no MCP support',
     });
-    expect(h.open(run('1', 1), claude(), current, true)).toEqual({
-      type: 'gap',
-      reason: 'sessions on SSH hosts are not given the tool server yet',
-    });
-    expect(h.open(run('1', 1), claude(), workflow('tools:\n  enabled: false\n'), false)).toEqual({
+    expect(await h.open(run('1', 1), claude(), workflow('tools:\n  enabled: false\n'), null)).toEqual({
       type: 'off',
     });
     expect(sessions.size).toBe(0);
     const r = run('1', 1);
-    const opening = h.open(r, claude(), current, false);
+    const opening = await h.open(r, claude(), current, null);
     expect(opening).toEqual({ type: 'delivered', delivery: expect.anything() });
     expect(opening.type === 'delivered' && opening.delivery).toEqual({
       servers: {
@@ -198,6 +197,71 @@ describe('the tool host', () => {
     expect(sessions.size).toBe(0);
   });
 
+  it('gives a session on an SSH host our server over HTTP on the host’s forwarded port, token by reference', async () => {
+    const h = host();
+    const asked: number[] = [];
+    const onHost = {
+      name: 'worker@build-1',
+      forwardToLocal: async (port: number) => {
+        asked.push(port);
+        return { ok: true as const, remotePort: 40_123 };
+      },
+    } as unknown as RemoteHost;
+    const r = run('1', 1);
+    expect(await h.open(r, claude(), current, onHost)).toEqual({
+      type: 'delivered',
+      delivery: {
+        servers: {
+          orchestrator: {
+            transport: 'http',
+            url: 'http://127.0.0.1:40123/mcp',
+            headers: { Authorization: { prefix: 'Bearer ', variable: TOOL_TOKEN_ENV } },
+          },
+        },
+        env: { [TOOL_TOKEN_ENV]: r.toolToken },
+      },
+    });
+    expect(asked).toEqual([endpoint.port]);
+    expect(sessions.size).toBe(1);
+
+    // A host that refuses the forward: a gap naming the host, and no session left open.
+    const refusing = {
+      name: 'worker@build-2',
+      forwardToLocal: async () => ({
+        ok: false as const,
+        reason: 'failed' as const,
+        message: 'administratively prohibited',
+      }),
+    } as unknown as RemoteHost;
+    const r2 = run('2', 2);
+    expect(await h.open(r2, claude(), current, refusing)).toEqual({
+      type: 'gap',
+      reason: 'the tool server cannot be reached from worker@build-2: administratively prohibited',
+    });
+    expect(r2.toolToken).toBeNull();
+    expect(sessions.size).toBe(1);
+  });
+
+  it('a session on a host whose forward reaches this machine (its loopback) calls our server with its token', async () => {
+    const h = host();
+    const r = run('1', 1);
+    running.set('1', r);
+    const opening = await h.open(r, claude(), current, new LocalRemoteHost());
+    if (opening.type !== 'delivered') throw new Error('no delivery');
+    const spec = opening.delivery.servers.orchestrator;
+    if (spec?.transport !== 'http') throw new Error('not http');
+    const client = new Client({ name: 't', version: '1' });
+    const token = opening.delivery.env[spec.headers.Authorization?.variable ?? ''] as string;
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(spec.url), {
+        requestInit: { headers: { authorization: `${spec.headers.Authorization?.prefix}${token}` } },
+      }),
+    );
+    clients.push(client);
+    const result = await client.callTool({ name: 'run_status', arguments: {} });
+    expect(JSON.parse((result.content as { text: string }[])[0]?.text ?? '')).toMatchObject({ turn: 2 });
+  });
+
   it('run_status gives the run’s live figures, its budgets counted as the check between turns counts them', async () => {
     const h = host();
     const runId = store.startRun({
@@ -210,7 +274,7 @@ describe('the tool host', () => {
       startedAt: '2026-03-01T12:00:00.000Z',
       reaction: null,
     });
-    const token = opened(h, run('1', runId));
+    const token = await opened(h, run('1', runId));
     const figures = JSON.parse(await call(token, 'run_status'));
     expect(figures).toMatchObject({
       turn: 2,
@@ -232,8 +296,8 @@ describe('the tool host', () => {
     const h = host();
     const a = run('1', 1);
     const b = run('2', 2);
-    const tokenA = opened(h, a);
-    const tokenB = opened(h, b);
+    const tokenA = await opened(h, a);
+    const tokenB = await opened(h, b);
     await call(tokenA, 'ask_human', { question: 'Which API?' });
     expect(comments).toEqual([['1', 'The agent asks:\n\nWhich API?']]);
     expect([a.question, b.question]).toEqual(['Which API?', null]);
@@ -247,7 +311,7 @@ describe('the tool host', () => {
     expect(comments).toHaveLength(1);
   });
 
-  it('delivers the operator’s own servers beside ours, and alone with tools.enabled false', () => {
+  it('delivers the operator’s own servers beside ours, and alone with tools.enabled false', async () => {
     const config = path.join(dir, 'mcp.json');
     writeFileSync(
       config,
@@ -255,10 +319,10 @@ describe('the tool host', () => {
     );
     const h = host();
     current = loadWith(config, '');
-    const both = h.open(run('1', 1), claude(), current, false);
+    const both = await h.open(run('1', 1), claude(), current, null);
     expect(both.type === 'delivered' && Object.keys(both.delivery.servers)).toEqual(['orchestrator', 'docs']);
     expect(both.type === 'delivered' && both.delivery.env.DOCS_KEY).toBe('k-1');
-    const alone = h.open(run('2', 2), claude(), loadWith(config, 'tools:\n  enabled: false\n'), false);
+    const alone = await h.open(run('2', 2), claude(), loadWith(config, 'tools:\n  enabled: false\n'), null);
     expect(alone).toEqual({
       type: 'delivered',
       delivery: {
@@ -270,10 +334,10 @@ describe('the tool host', () => {
     expect(sessions.size).toBe(1);
   });
 
-  it('advertises the catalog to a session given our server, and nothing to one without it', () => {
+  it('advertises the catalog to a session given our server, and nothing to one without it', async () => {
     const h = host();
     const r = run('1', 1);
-    const opening = h.open(r, claude(), current, false);
+    const opening = await h.open(r, claude(), current, null);
     if (opening.type !== 'delivered') throw new Error('no delivery');
     const tools = advertisedTools(opening.delivery);
     expect(tools.map((t) => t.name)).toEqual(TOOL_CATALOG.map((t) => t.name));

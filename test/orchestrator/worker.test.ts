@@ -20,6 +20,7 @@ import type { Workspaces } from '../../src/orchestrator/ports.js';
 import { runWorker, type WorkerDeps } from '../../src/orchestrator/worker.js';
 import { DEFAULT_CONTINUATION_PROMPT } from '../../src/prompt/render.js';
 import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
+import { TOOL_CATALOG } from '../../src/tools/catalog.js';
 import { loadWorkflow, type Workflow } from '../../src/workflow/load.js';
 import { notRun } from '../../src/workspace/place.js';
 
@@ -186,5 +187,71 @@ describe('runWorker: a slow credential check', () => {
       nowMs: Date.now(),
     });
     expect(plan.actions).toEqual([expect.objectContaining({ type: 'retry', reason: 'error' })]);
+  });
+});
+
+describe('runWorker: the tool session', () => {
+  /** An adapter that records what each working session was started with. */
+  function recordingAdapter() {
+    const started: StartSessionParams[] = [];
+    const fake = slowStartAdapter(0);
+    const adapter: AgentAdapter = {
+      ...fake.adapter,
+      startSession: async (params) => {
+        if (params.credentialVerification === undefined) started.push(params);
+        return fake.adapter.startSession(params);
+      },
+    };
+    return { adapter, started, prompts: fake.workingPrompts };
+  }
+  const flow = () =>
+    workflow('max_turns: 1', '{% for t in tools %}[{{ t.name }}]{% endfor %}{{ issue.identifier }}');
+
+  it('opens it once the workspace is ready, and the session and the prompt get what it delivered', async () => {
+    const order: string[] = [];
+    const fake = recordingAdapter();
+    const delivery = {
+      servers: { orchestrator: { transport: 'http' as const, url: 'http://127.0.0.1:1/mcp', headers: {} } },
+      env: {},
+    };
+    const d = deps(fake.adapter);
+    const prepare = d.workspaces.prepare;
+    d.workspaces.prepare = async (...args) => {
+      order.push('workspace');
+      return prepare(...args);
+    };
+    d.openTools = async () => {
+      order.push('tools');
+      return { type: 'delivered', delivery };
+    };
+    const events: string[] = [];
+    d.onEvent = (event) => events.push(event.type);
+    await runWorker(
+      { issue: ISSUE, attempt: 1, resumeSessionId: null, workflow: flow() },
+      d,
+      new AbortController().signal,
+    );
+    expect(order).toEqual(['workspace', 'tools']);
+    expect(fake.started.map((p) => p.tools)).toEqual([delivery]);
+    expect(fake.prompts[0]).toBe(`${TOOL_CATALOG.map((t) => `[${t.name}]`).join('')}ENG-42`);
+    expect(events).not.toContain('tool_channel_gap');
+  });
+
+  it('a gap is told once as tool_channel_gap, and the session starts with no tools and no tools in its prompt', async () => {
+    const fake = recordingAdapter();
+    const d = deps(fake.adapter);
+    d.openTools = async () => ({ type: 'gap', reason: 'the tool server cannot be reached from h: refused' });
+    const events: { type: string; message?: string }[] = [];
+    d.onEvent = (event) => events.push(event as { type: string; message?: string });
+    await runWorker(
+      { issue: ISSUE, attempt: 1, resumeSessionId: null, workflow: flow() },
+      d,
+      new AbortController().signal,
+    );
+    expect(events.filter((e) => e.type === 'tool_channel_gap')).toEqual([
+      expect.objectContaining({ message: 'the tool server cannot be reached from h: refused' }),
+    ]);
+    expect(fake.started.map((p) => p.tools)).toEqual([null]);
+    expect(fake.prompts).toEqual(['ENG-42']);
   });
 });

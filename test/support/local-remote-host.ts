@@ -56,6 +56,11 @@ export class LocalRemoteHost implements RemoteHost {
     return this.unreachable === null ? { ok: true } : this.#down();
   }
 
+  /** The "host" is this machine: its loopback port is the local one. */
+  async forwardToLocal(localPort: number): Promise<{ ok: true; remotePort: number } | RemoteFailure> {
+    return this.unreachable === null ? { ok: true, remotePort: localPort } : this.#down();
+  }
+
   async run(params: RemoteScriptParams): Promise<{ ok: true; result: RemoteScriptResult } | RemoteFailure> {
     this.runs.push(params);
     if (this.unreachable !== null) return this.#down();

@@ -69,6 +69,8 @@ export interface StartSshdOptions {
   clientKeyPath?: string;
   /** TCP port; default a free one. */
   port?: number;
+  /** More sshd_config lines (e.g. `AllowTcpForwarding no`). */
+  extraConfig?: readonly string[];
 }
 
 export interface Sshd {
@@ -233,6 +235,7 @@ export async function startSshd(options: StartSshdOptions = {}): Promise<Sshd> {
       'UsePAM no',
       'StrictModes no',
       'LogLevel VERBOSE',
+      ...(options.extraConfig ?? []),
       '',
     ].join('\n'),
   );

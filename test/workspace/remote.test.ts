@@ -67,7 +67,7 @@ async function lines(file: string): Promise<string[]> {
 /** A host whose every call fails as unreachable. */
 function downHost(message = 'connect ECONNREFUSED 10.0.0.9:22'): RemoteHost {
   const down = async (): Promise<RemoteFailure> => ({ ok: false, reason: 'unreachable', message });
-  return { name: 'down@10.0.0.9', probe: down, launch: down, run: down };
+  return { name: 'down@10.0.0.9', probe: down, launch: down, run: down, forwardToLocal: down };
 }
 
 /** A host that delegates to `inner` but answers some runs itself (to fail or dress up a step). */
@@ -83,6 +83,7 @@ function wrapHost(
     probe: () => inner.probe(),
     launch: (params) => inner.launch(params),
     run: (params) => intercept(params, () => inner.run(params)),
+    forwardToLocal: (port) => inner.forwardToLocal(port),
   };
 }
 

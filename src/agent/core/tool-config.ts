@@ -28,16 +28,15 @@ export function renderToolConfig(dialect: McpDialect, delivery: ToolDelivery): s
 }
 
 /**
- * The delivery a session's runtime gets: a local working session's. A credential check never
- * gets tools, and a session on an SSH host has no way to the endpoint yet. Every kind asks
- * here, so the rule lives in one place.
+ * The delivery a session's runtime gets: a working session's, on this machine or on an SSH
+ * host (whose delivery reaches the server through the host's forward). A credential check
+ * never gets tools. Every kind asks here, so the rule lives in one place.
  */
 export function sessionDelivery(
-  params: Pick<StartSessionParams, 'tools' | 'remote' | 'credentialVerification'>,
+  params: Pick<StartSessionParams, 'tools' | 'credentialVerification'>,
 ): ToolDelivery | null {
   if (params.tools === null || params.tools === undefined) return null;
-  if (params.credentialVerification !== undefined) return null;
-  return params.remote === undefined || params.remote === null ? params.tools : null;
+  return params.credentialVerification === undefined ? params.tools : null;
 }
 
 /** A session's servers rendered for a command line: the text, and the names whose tools the runtime must allow. */
@@ -49,7 +48,7 @@ export interface CommandLineTools {
 /** The session's delivery as `CommandLineTools` in `dialect`; null when it gets none. */
 export function commandLineTools(
   dialect: McpDialect,
-  params: Pick<StartSessionParams, 'tools' | 'remote' | 'credentialVerification'>,
+  params: Pick<StartSessionParams, 'tools' | 'credentialVerification'>,
 ): CommandLineTools | null {
   const delivery = sessionDelivery(params);
   const config = delivery === null ? null : renderToolConfig(dialect, delivery);

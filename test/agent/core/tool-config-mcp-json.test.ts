@@ -4,7 +4,8 @@
  * the delivery's environment in the text.
  */
 import { describe, expect, it } from 'vitest';
-import { renderToolConfig } from '../../../src/agent/core/tool-config.js';
+import { commandLineTools, renderToolConfig, sessionDelivery } from '../../../src/agent/core/tool-config.js';
+import type { RemoteHost } from '../../../src/domain/remote.js';
 import { HTTP, http, STDIO, stdio, TOKEN, URL } from './tool-deliveries.js';
 
 describe('the mcp-json tool dialect', () => {
@@ -48,5 +49,25 @@ describe('the mcp-json tool dialect', () => {
       'b',
     ]);
     expect(renderToolConfig('none', both)).toBeNull();
+  });
+});
+
+describe('which sessions get their delivery', () => {
+  it('a working session gets it, on this machine or on an SSH host; a credential check never does', () => {
+    const onHost = { name: 'worker@build-1' } as RemoteHost;
+    expect(sessionDelivery({ tools: http })).toBe(http);
+    expect(sessionDelivery({ tools: http, remote: onHost } as Parameters<typeof sessionDelivery>[0])).toBe(
+      http,
+    );
+    expect(sessionDelivery({ tools: http, credentialVerification: { fullContext: false } })).toBeNull();
+    expect(sessionDelivery({ tools: null })).toBeNull();
+    expect(commandLineTools('mcp-json', { tools: http })).toEqual({
+      config: renderToolConfig('mcp-json', http),
+      servers: ['orchestrator'],
+    });
+    expect(commandLineTools('none', { tools: http })).toBeNull();
+    expect(
+      commandLineTools('mcp-json', { tools: http, credentialVerification: { fullContext: true } }),
+    ).toBeNull();
   });
 });
