@@ -103,8 +103,16 @@ export async function runService(
     format: options.logFormat ?? config.logging.format,
     secrets,
   });
-  registerSecrets(secrets);
-  const secretSet = new Set(secrets.filter((s) => s.length >= 4));
+  const secretSet = new Set<string>();
+  /** Masks `values` from now on in the log, the agents' events, the metrics and the API. */
+  const addSecrets = (values: readonly string[]) => {
+    registerSecrets(values);
+    for (const value of values) {
+      log.addSecret(value);
+      if (value.length >= 4) secretSet.add(value);
+    }
+  };
+  addSecrets(secrets);
 
   const kind = agentKind(config.agent.kind);
   if (kind?.runtime === undefined) {
@@ -215,7 +223,11 @@ export async function runService(
   const watcher = watchWorkflow(workflowPath, {
     initial: initial.workflow,
     load,
-    onChange: () => log.info({ path: workflowPath }, 'workflow reloaded; applies to the next dispatch'),
+    onChange: (reloaded) => {
+      // A reload may give the operator's tool servers new values: masked before any session gets them.
+      addSecrets(Object.values(reloaded.config.agent.mcpServers.env));
+      log.info({ path: workflowPath }, 'workflow reloaded; applies to the next dispatch');
+    },
     onError: (diagnostics) =>
       log.error(
         {

@@ -5,7 +5,8 @@
  * every API response, the dashboard page, the event stream and a metrics scrape are then
  * searched for the three values.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
 import { collectServed, servedLeaks } from '../support/served.js';
@@ -101,5 +102,38 @@ describe('secrets stay out of logs, API, dashboard and metrics', () => {
     expect(notices).toContain('OTHER_AGENT_API_KEY=(unset)');
     expect(seen.some((t) => t.includes('Rotate *** before release'))).toBe(true);
     expect(comments.some((c) => c.includes('my key is ***'))).toBe(true);
+  });
+});
+
+describe('secrets that arrive with a reload', () => {
+  it('a value of an agent.mcp_config server added by a reload is masked like the ones read at start', {
+    timeout: 120_000,
+  }, async () => {
+    const DOCS_KEY = 'docs-key-5b8e0f2a9c71d346';
+    const project = createProject({
+      issues: [],
+      config: { tracker: { comments: { on_completion: true } }, agent: { max_turns: 1 } },
+    });
+    writeFileSync(
+      path.join(project.dir, 'mcp.json'),
+      JSON.stringify({ mcpServers: { docs: { command: 'docs-mcp', env: { DOCS_KEY } } } }),
+    );
+    const service = startService(project, { logLevel: 'debug' });
+    await service.waitForLog('the first tick', (l) => l.msg === 'tick completed', { timeoutMs: 60_000 });
+    project.writeWorkflow({ agent: { mcp_config: 'mcp.json' } });
+    await service.waitForLog('the reload', (l) => l.msg.startsWith('workflow reloaded'), {
+      timeoutMs: 30_000,
+    });
+    project.writeIssues([makeIssue(1, `!ok finished; the docs key is ${DOCS_KEY}`)]);
+    await waitFor('E-1 to reach Review', () => project.issue('E-1').state === 'Review', {
+      timeoutMs: 60_000,
+      explain: () => service.tail(),
+    });
+    await service.stop(30_000);
+    const logText = readFileSync(service.logPath, 'utf8');
+    const comments = (project.issue('E-1').comments ?? []).map((c) => c.body);
+    expect(servedLeaks([logText, service.stderr(), ...comments], [DOCS_KEY])).toEqual([]);
+    // Where the value would have been: the agent's final message, logged and commented.
+    expect(comments.some((c) => c.includes('the docs key is ***'))).toBe(true);
   });
 });
