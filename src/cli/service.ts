@@ -150,8 +150,11 @@ export async function runService(
 
   const version = packageVersion();
   let orchestrator: Orchestrator | null = null;
+  // Known once the tracker is made; a `tool` label of the metrics besides the catalog's.
+  let queryToolName: string | null = null;
   const metrics = createMetrics({
     version,
+    queryToolName: () => queryToolName,
     snapshot: () => {
       if (orchestrator === null) throw new Error('the orchestrator is not started yet');
       return orchestrator.snapshot();
@@ -176,6 +179,7 @@ export async function runService(
       warn: (detail: string) => log.warn({ tracker: config.tracker.kind, detail }, 'tracker warning'),
     };
     tracker = instrumentTracker(await createTracker(config.tracker, context), metrics.trackerRequest);
+    queryToolName = tracker.queryTool?.name ?? null;
     const createForge = trackerKind(config.tracker.kind)?.createForge;
     if (createForge !== undefined) forge = await createForge(config.tracker, context);
   } catch (error) {

@@ -30,7 +30,28 @@ export interface TrackerAdapter {
   commentIssue(id: string, body: string): Promise<void>;
   /** Add a label (lowercased). */
   addLabel(id: string, label: string): Promise<void>;
+  /** The tracker's own query language as an agent tool; absent when the tracker offers none. */
+  readonly queryTool?: TrackerQueryTool;
 }
+
+/**
+ * A tracker's own query language, offered to agents as one read-only tool. The adapter
+ * scopes it to the configured project: a query that could read, or answered with, anything
+ * outside it is refused, not trimmed.
+ */
+export interface TrackerQueryTool {
+  /** The tool's name as agents see it (`<tracker>_<language>`, lowercase, digits and `_`). */
+  readonly name: string;
+  /** What the agent reads: the language, the scope and how refusals look. */
+  readonly description: string;
+  /** Runs one read-only query; refusals and failures are values, never throws. */
+  run(query: string, variables: Readonly<Record<string, unknown>>): Promise<TrackerQueryAnswer>;
+}
+
+/** A query's answer: the data, or why there is none (`invalid`: the query; `forbidden`: the scope). */
+export type TrackerQueryAnswer =
+  | { ok: true; data: unknown }
+  | { ok: false; reason: 'invalid' | 'forbidden' | 'failed'; message: string };
 
 /** The tracker's slice of the workflow config, resolved ($VAR, ~, overrides applied). */
 export interface TrackerSettings {

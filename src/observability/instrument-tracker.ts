@@ -5,7 +5,7 @@
  * errors through untouched (the very same error object is rethrown), so the
  * orchestrator's retry decisions, which read the error's kind, do not change.
  */
-import type { TrackerAdapter } from '../domain/tracker.js';
+import type { TrackerAdapter, TrackerQueryTool } from '../domain/tracker.js';
 
 export type TrackerRequestResult = 'success' | 'error';
 
@@ -20,6 +20,7 @@ export const TRACKER_OPERATIONS: Readonly<Record<keyof TrackerAdapter, string>> 
   transitionIssue: 'transition_issue',
   commentIssue: 'comment_issue',
   addLabel: 'add_label',
+  queryTool: 'query',
 });
 
 /**
@@ -41,6 +42,7 @@ export function instrumentTracker(
     record(TRACKER_OPERATIONS[method], 'success');
     return value;
   };
+  const tool = tracker.queryTool;
   return {
     fetchCandidateIssues: () => call('fetchCandidateIssues', () => tracker.fetchCandidateIssues()),
     fetchIssueById: (id) => call('fetchIssueById', () => tracker.fetchIssueById(id)),
@@ -52,5 +54,22 @@ export function instrumentTracker(
     transitionIssue: (id, state) => call('transitionIssue', () => tracker.transitionIssue(id, state)),
     commentIssue: (id, body) => call('commentIssue', () => tracker.commentIssue(id, body)),
     addLabel: (id, label) => call('addLabel', () => tracker.addLabel(id, label)),
+    ...(tool === undefined ? {} : { queryTool: countedQueryTool(tool, record) }),
+  };
+}
+
+/** The query tool, counted once per query; a refusal is the tracker working, only a failure is an error. */
+function countedQueryTool(
+  tool: TrackerQueryTool,
+  record: (operation: string, result: TrackerRequestResult) => void,
+): TrackerQueryTool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    run: async (query, variables) => {
+      const answer = await tool.run(query, variables);
+      record(TRACKER_OPERATIONS.queryTool, !answer.ok && answer.reason === 'failed' ? 'error' : 'success');
+      return answer;
+    },
   };
 }

@@ -116,6 +116,8 @@ export interface MetricsOptions {
   snapshot: () => OrchestratorSnapshot;
   /** Epoch ms, for elapsed times; Date.now by default. */
   nowMs?: () => number;
+  /** The name of the tracker's query tool, a `tool` label besides the catalog's; null = none. */
+  queryToolName?: () => string | null;
 }
 
 export interface Metrics {
@@ -481,7 +483,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
         return;
       case 'tool_call':
         toolServerCalls.inc({
-          tool: bounded(observation.tool, TOOL_NAMES),
+          tool:
+            observation.tool === options.queryToolName?.()
+              ? observation.tool
+              : bounded(observation.tool, TOOL_NAMES),
           outcome: bounded(observation.outcome, TOOL_OUTCOMES),
         });
         return;

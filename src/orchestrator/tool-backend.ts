@@ -55,6 +55,7 @@ export function toolBackend(deps: ToolBackendDeps): ToolBackend {
       await deps.tracker.commentIssue(session.issueId, `${QUESTION_HEADING}\n\n${question}`);
       deps.parkAfterTurn(session, question);
     },
+    ...(deps.tracker.queryTool === undefined ? {} : { queryTool: deps.tracker.queryTool }),
   };
 }
 

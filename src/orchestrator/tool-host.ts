@@ -9,7 +9,7 @@ import { OWN_TOOL_SERVER, type ToolDelivery } from '../domain/tool-delivery.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import type { PromptTool } from '../prompt/variables.js';
 import type { ToolErrorCode } from '../tools/call.js';
-import { TOOL_CATALOG } from '../tools/catalog.js';
+import { offeredTools } from '../tools/catalog.js';
 import type { ToolRunStatus, ToolSession } from '../tools/ports.js';
 import { TOOL_TOKEN_ENV, TOOL_URL_ENV } from '../tools/relay.js';
 import { TOOL_ENDPOINT_PATH, type ToolSessions } from '../tools/sessions.js';
@@ -61,7 +61,8 @@ export interface ToolHostDeps {
 
 /** What a run gets: its delivery, a gap (tools on, but this session cannot reach them), or nothing. */
 export type ToolOpening =
-  | { type: 'delivered'; delivery: ToolDelivery }
+  /** `tools`: what the session's prompt may list (our server's tools, when it is delivered). */
+  | { type: 'delivered'; delivery: ToolDelivery; tools: PromptTool[] }
   | { type: 'gap'; reason: string }
   | { type: 'off' };
 
@@ -119,10 +120,8 @@ export class ToolHost {
     // The operator's servers come with ours or alone (`tools.enabled: false`); a clash of names
     // was refused when the workflow loaded.
     const ours = config.tools.enabled ? this.openOwn(run, workflow, reach) : { servers: {}, env: {} };
-    return {
-      type: 'delivered',
-      delivery: { servers: { ...ours.servers, ...theirs.servers }, env: { ...theirs.env, ...ours.env } },
-    };
+    const delivery = { servers: { ...ours.servers, ...theirs.servers }, env: { ...theirs.env, ...ours.env } };
+    return { type: 'delivered', delivery, tools: advertisedTools(delivery, this.deps.tracker.queryTool) };
   }
 
   /** Opens the run's session on our server and says how its runtime reaches it from where it runs. */
@@ -242,10 +241,17 @@ export class ToolHost {
   }
 }
 
-/** The tools a session given `delivery` can call, as its prompt may list them. */
-export function advertisedTools(delivery: ToolDelivery): PromptTool[] {
+/** The tools a session given `delivery` can call, as its prompt may list them (with the tracker's query tool, if any). */
+export function advertisedTools(
+  delivery: ToolDelivery,
+  queryTool?: { name: string; description: string },
+): PromptTool[] {
   if (!Object.hasOwn(delivery.servers, OWN_TOOL_SERVER)) return [];
-  return TOOL_CATALOG.map((t) => ({ server: OWN_TOOL_SERVER, name: t.name, description: t.description }));
+  return offeredTools(queryTool).map((t) => ({
+    server: OWN_TOOL_SERVER,
+    name: t.name,
+    description: t.description,
+  }));
 }
 
 /** Every state the workflow names, first spelling kept: where a tool may move an issue. */

@@ -41,7 +41,7 @@ import { branchName, type PublishedWork, publishWork } from './publish.js';
 import type { SelfReviewOutcome } from './self-review/loop.js';
 import { selfReview } from './self-review/run.js';
 import { stateClassifier } from './states.js';
-import { advertisedTools, type ToolOpening } from './tool-host.js';
+import type { ToolOpening } from './tool-host.js';
 
 export interface WorkerJob {
   issue: Issue;
@@ -203,7 +203,7 @@ export async function runWorker(
   }
   const tools = opening.type === 'delivered' ? opening.delivery : null;
   // Only a session given the tool server is told of the tools, so none is told of a tool it cannot call.
-  const advertised = tools === null ? [] : advertisedTools(tools);
+  const advertised = opening.type === 'delivered' ? opening.tools : [];
   const varsFor = (turn: number) =>
     promptVariables({
       issue,

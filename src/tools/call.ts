@@ -9,7 +9,15 @@
  */
 import type { Issue } from '../domain/issue.js';
 import { issueTemplateView } from '../domain/issue.js';
-import { DEFAULT_LIST_LIMIT, isToolName, TOOL_INPUTS, type ToolInput, type ToolName } from './catalog.js';
+import type { TrackerQueryTool } from '../domain/tracker.js';
+import {
+  DEFAULT_LIST_LIMIT,
+  isToolName,
+  QUERY_TOOL_INPUT,
+  TOOL_INPUTS,
+  type ToolInput,
+  type ToolName,
+} from './catalog.js';
 import type { ToolBackend, ToolPolicy, ToolSession } from './ports.js';
 
 export const TOOL_ERROR_CODES = [
@@ -46,14 +54,11 @@ const fail = (code: ToolErrorCode, message: string): ToolResult => ({ ok: false,
 
 /** Runs tool `name` with `args` for `ctx.session`. Never throws. */
 export async function callTool(name: string, args: unknown, ctx: ToolContext): Promise<ToolResult> {
+  const queryTool = ctx.backend.queryTool;
+  if (queryTool !== undefined && name === queryTool.name) return trackerQuery(queryTool, args);
   if (!isToolName(name)) return fail('tool_unknown', `no tool named '${name}'`);
   const parsed = TOOL_INPUTS[name].safeParse(args ?? {});
-  if (!parsed.success) {
-    const detail = parsed.error.issues
-      .map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message))
-      .join('; ');
-    return fail('tool_invalid_arguments', `${name}: ${detail}`);
-  }
+  if (!parsed.success) return fail('tool_invalid_arguments', `${name}: ${schemaProblems(parsed.error)}`);
   try {
     return await dispatch(name, parsed.data, ctx);
   } catch (error) {
@@ -79,6 +84,35 @@ function dispatch(name: ToolName, input: unknown, ctx: ToolContext): Promise<Too
       return workspaceHistory(input as ToolInput<'workspace_history'>, ctx);
     default:
       return assertNever(name);
+  }
+}
+
+/** The arguments' problems as one line: `path: message; …`. */
+function schemaProblems(error: {
+  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+}): string {
+  return error.issues
+    .map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
+}
+
+/** Longest refusal of a query passed back (the query language's own messages can be long). */
+const MAX_QUERY_REFUSAL_CHARS = 1000;
+
+/** The tracker's query tool: it scopes the query itself; its refusals keep their reason. */
+async function trackerQuery(tool: TrackerQueryTool, args: unknown): Promise<ToolResult> {
+  const parsed = QUERY_TOOL_INPUT.safeParse(args ?? {});
+  if (!parsed.success) return fail('tool_invalid_arguments', `${tool.name}: ${schemaProblems(parsed.error)}`);
+  try {
+    const answer = await tool.run(parsed.data.query, parsed.data.variables ?? {});
+    if (answer.ok) return { ok: true, value: answer.data };
+    if (answer.reason === 'failed') return fail('tool_backend_failed', safeErrorMessage(answer.message));
+    const text = maskCredentialShapes(answer.message.replace(/\s*\n\s*/g, '; '));
+    const message =
+      text.length > MAX_QUERY_REFUSAL_CHARS ? `${text.slice(0, MAX_QUERY_REFUSAL_CHARS - 1)}…` : text;
+    return fail(answer.reason === 'invalid' ? 'tool_invalid_arguments' : 'tool_forbidden', message);
+  } catch (error) {
+    return fail('tool_backend_failed', safeErrorMessage(error));
   }
 }
 

@@ -112,6 +112,31 @@ export const TOOL_CATALOG: readonly ToolEntry[] = (Object.keys(TOOL_INPUTS) as T
   .sort()
   .map((name) => ({ name, input: TOOL_INPUTS[name], ...DESCRIPTIONS[name] }));
 
+/** The input of a tracker's query tool, whatever the tracker names it. */
+export const QUERY_TOOL_INPUT = z.strictObject({
+  query: nonBlank.describe('One read-only query document.'),
+  variables: z.record(z.string(), z.unknown()).optional().describe('Values of the query’s variables.'),
+});
+
+/** A tool a session is offered: a catalog tool, or its tracker's query tool. */
+export interface OfferedTool {
+  name: string;
+  description: string;
+  input: z.ZodType;
+  writes: boolean;
+}
+
+/** The tools a session is offered: the catalog, then the tracker's query tool when it has one. */
+export function offeredTools(queryTool?: { name: string; description: string }): OfferedTool[] {
+  const catalog: OfferedTool[] = [...TOOL_CATALOG];
+  return queryTool === undefined
+    ? catalog
+    : [
+        ...catalog,
+        { name: queryTool.name, description: queryTool.description, input: QUERY_TOOL_INPUT, writes: false },
+      ];
+}
+
 /** True when `name` is a catalog tool. */
 export function isToolName(name: string): name is ToolName {
   return Object.hasOwn(TOOL_INPUTS, name);

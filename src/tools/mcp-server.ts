@@ -1,6 +1,6 @@
 /**
- * The MCP face of the tool server: every catalog tool registered on one `McpServer`, each
- * call routed through `callTool`.
+ * The MCP face of the tool server: every catalog tool (and the tracker's query tool, when it
+ * has one) registered on one `McpServer`, each call routed through `callTool`.
  *
  * The SDK would normally validate arguments itself and answer a bad call with its own
  * protocol error, before our code runs. That would give agents two different refusal shapes
@@ -11,7 +11,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 import { callTool, type ToolErrorCode, type ToolResult } from './call.js';
-import { TOOL_CATALOG } from './catalog.js';
+import { offeredTools } from './catalog.js';
 import type { ToolBackend, ToolPolicy, ToolSession } from './ports.js';
 
 /** Name the server reports in the MCP handshake. */
@@ -34,11 +34,11 @@ export interface ToolCallContent {
   isError?: boolean;
 }
 
-/** Builds the server with every catalog tool registered; connect a transport to serve it. */
+/** Builds the server with every tool the session is offered registered; connect a transport to serve it. */
 export function createToolServer(options: ToolServerOptions): McpServer {
   const { session, backend, policy, onCall } = options;
   const server = new McpServer({ name: TOOL_SERVER_NAME, version: options.version ?? '0.0.0' });
-  for (const tool of TOOL_CATALOG) {
+  for (const tool of offeredTools(backend.queryTool)) {
     server.registerTool(
       tool.name,
       {

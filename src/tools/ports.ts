@@ -7,6 +7,7 @@
  * stops one agent from acting as another: every call is scoped to `ToolSession`.
  */
 import type { Issue } from '../domain/issue.js';
+import type { TrackerQueryTool } from '../domain/tracker.js';
 
 /** The one session a tool server serves; every call is scoped to it. */
 export interface ToolSession {
@@ -76,6 +77,8 @@ export interface ToolBackend {
   history(issueId: string, limit: number): Promise<ToolHistoryEntry[]>;
   /** Posts the question on the session's issue and parks the issue until a human answers. */
   askHuman(session: ToolSession, question: string): Promise<void>;
+  /** The tracker's own query language, scoped by the tracker to the project; absent = none. */
+  readonly queryTool?: TrackerQueryTool;
 }
 
 /** The workflow's rules for the tools, resolved by the orchestrator. */

@@ -429,6 +429,27 @@ describe('createMetrics: counters and histograms follow the observations', () =>
     ).toBeUndefined();
   });
 
+  it('tool calls are labelled by the catalog’s names and the tracker’s query tool; any other name is "other"', async () => {
+    let queryTool: string | null = null;
+    const metrics = createMetrics({
+      version: '1',
+      snapshot: () => snapshot(),
+      queryToolName: () => queryTool,
+    });
+    const call = (tool: string) => metrics.observe({ type: 'tool_call', tool, outcome: 'ok', durationMs: 1 });
+    call('acme_query');
+    queryTool = 'acme_query';
+    call('acme_query');
+    call('run_status');
+    call('made_up');
+    const s = await scrape(metrics);
+    const calls = `${P}tool_server_calls_total`;
+    expect(sampleValue(s, calls, { tool: 'acme_query', outcome: 'ok' })).toBe(1);
+    expect(sampleValue(s, calls, { tool: 'run_status', outcome: 'ok' })).toBe(1);
+    // Before the tracker was made, and a name nobody offers.
+    expect(sampleValue(s, calls, { tool: 'other', outcome: 'ok' })).toBe(2);
+  });
+
   it('odd figures (negative or NaN durations, negative cost, an unknown budget limit) neither throw nor corrupt counters', async () => {
     const metrics = createMetrics({ version: '1', snapshot: () => snapshot() });
     const a = issue('1', 'A-1');

@@ -179,7 +179,7 @@ describe('the tool host', () => {
     expect(sessions.size).toBe(0);
     const r = run('1', 1);
     const opening = await h.open(r, claude(), current, null);
-    expect(opening).toEqual({ type: 'delivered', delivery: expect.anything() });
+    expect(opening).toEqual({ type: 'delivered', delivery: expect.anything(), tools: expect.any(Array) });
     expect(opening.type === 'delivered' && opening.delivery).toEqual({
       servers: {
         orchestrator: {
@@ -220,6 +220,7 @@ describe('the tool host', () => {
         },
         env: { [TOOL_TOKEN_ENV]: r.toolToken },
       },
+      tools: TOOL_CATALOG.map((t) => ({ server: 'orchestrator', name: t.name, description: t.description })),
     });
     expect(asked).toEqual([endpoint.port]);
     expect(sessions.size).toBe(1);
@@ -329,6 +330,8 @@ describe('the tool host', () => {
         servers: { docs: { transport: 'stdio', command: 'docs-mcp', args: [], envNames: ['DOCS_KEY'] } },
         env: { DOCS_KEY: 'k-1' },
       },
+      // Our tools are not there, so the prompt lists none.
+      tools: [],
     });
     // Only the run with our server holds a session of ours.
     expect(sessions.size).toBe(1);

@@ -17,6 +17,7 @@ import type { Issue } from '../../src/domain/issue.js';
 import type { TrackerAdapter } from '../../src/domain/tracker.js';
 import { planExit } from '../../src/orchestrator/exit-policy.js';
 import type { Workspaces } from '../../src/orchestrator/ports.js';
+import { advertisedTools } from '../../src/orchestrator/tool-host.js';
 import { runWorker, type WorkerDeps } from '../../src/orchestrator/worker.js';
 import { DEFAULT_CONTINUATION_PROMPT } from '../../src/prompt/render.js';
 import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
@@ -222,7 +223,7 @@ describe('runWorker: the tool session', () => {
     };
     d.openTools = async () => {
       order.push('tools');
-      return { type: 'delivered', delivery };
+      return { type: 'delivered', delivery, tools: advertisedTools(delivery) };
     };
     const events: string[] = [];
     d.onEvent = (event) => events.push(event.type);

@@ -5,9 +5,11 @@
  * `exec`, one `codex exec --json` process per turn through the fork-per-turn
  * skeleton. It holds no settings: each session parses its own block and gets its
  * own managed CODEX_HOME, prepared before anything is launched: a local folder,
- * or for a session on an SSH host a folder on that host (`remote-home.ts`). A local
- * session given tools finds its servers in that folder's config.toml and their
- * values in its environment (`tool-tables.ts`).
+ * or for a session on an SSH host a folder on that host (`remote-home.ts`). A session
+ * given tools has their values in its environment and their servers in its
+ * configuration (`tool-tables.ts`): a local one in the managed config.toml, one on a
+ * host as `-c` overrides of its own processes, since the host's config.toml is shared
+ * by the setup's sessions and written by a script each one runs.
  */
 
 import { readFileSync } from 'node:fs';
@@ -20,7 +22,6 @@ import {
   type StartSessionParams,
   type TurnOutcome,
 } from '../../domain/agent.js';
-import type { ToolDelivery } from '../../domain/tool-delivery.js';
 import { runAuxiliary } from '../core/auxiliary.js';
 import { ForkPerTurnSession } from '../core/fork-per-turn.js';
 import { type LaunchTarget, resolveLaunchTarget } from '../core/launch-target.js';
@@ -38,7 +39,7 @@ import { type CodexConfig, codexBlock } from './config.js';
 import { ExecSession } from './exec-session.js';
 import { prepareManagedHome } from './home.js';
 import { prepareRemoteHome } from './remote-home.js';
-import { disabledServers, placedTables, toolTables } from './tool-tables.js';
+import { disabledServers, placedTables, toolOverrideArgs, toolTables } from './tool-tables.js';
 import { CODEX_USAGE_SOURCES } from './usage.js';
 
 interface CodexAgentSession extends AgentSession {
@@ -75,6 +76,9 @@ export class CodexAdapter implements AgentAdapter {
     // On a host the managed home is a folder there, prepared by a script run on it.
     const homeInput = { config, env: params.env, command: params.agent.command };
     const tools = sessionDelivery(params);
+    // On a host the servers go on the command line, before the subcommand: Codex applies
+    // overrides given there to every subcommand (app-server, the exec fallback, the probe).
+    const servers = remote === null || tools === null ? [] : toolOverrideArgs(tools);
     const home =
       remote === null
         ? prepareManagedHome({ ...homeInput, toolTables: tools === null ? null : toolTables(tools) })
@@ -82,7 +86,7 @@ export class CodexAdapter implements AgentAdapter {
     if (!home.ok) throw new AgentError('agent_not_found', home.message);
     const env = withToolEnv(codexEnv(params.env, home.home), tools);
     const { mode, baseArgs } = launchMode(launch.target.args);
-    const target = { ...launch.target, args: baseArgs };
+    const target = { ...launch.target, args: [...baseArgs, ...servers] };
     const start = {
       config: remote === null && tools === null ? withoutPlacedServers(config, home.home) : config,
       resumeThreadId: params.resumeSessionId,

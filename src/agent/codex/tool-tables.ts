@@ -1,17 +1,33 @@
 /**
- * The tool servers' tables in a managed config.toml. Codex reads MCP servers only from its
- * configuration, and the managed home is shared by every session of a setup, so the tables
- * live there in one marked block, after the operator's own configuration: a session given
- * tools writes its block (the operator's tables of the same names give way, so no table is
- * defined twice); every other session keeps the block that is there and switches its
- * servers off for its own process (`-c mcp_servers.<name>.enabled=false`). The block is
- * never removed, so a session starting beside another never takes the other's tools away.
- * The tables hold no secret: only names of variables of Codex's environment.
+ * The tool servers of a Codex session. Codex reads MCP servers only from its configuration:
+ * its config.toml, or `-c` overrides on its command line. Both forms print the same keys
+ * (the `toml-config` dialect's, with Codex's own added), and hold no secret: only names of
+ * variables of Codex's environment, which carries the values.
+ *
+ * A local session's servers are tables in its managed config.toml. That home is shared by
+ * every session of a setup, so the tables live there in one marked block, after the
+ * operator's own configuration: a session given tools writes its block (the operator's
+ * tables of the same names give way, so no table is defined twice); every other session
+ * keeps the block that is there and switches its servers off for its own process
+ * (`-c mcp_servers.<name>.enabled=false`). The block is never removed, so a session starting
+ * beside another never takes the other's tools away.
+ *
+ * A session on an SSH host gets its servers as `-c mcp_servers.<name>={ … }` overrides of
+ * its own processes instead (`toolOverrideArgs`): the home there is written by a script
+ * run per session, and a block in its shared config.toml would race between sessions.
+ * Unlike the block, an override does not replace a table of the same name in the
+ * operator's config.toml: Codex merges the two (and refuses a merge of two transports).
  */
 
-import type { ToolDelivery } from '../../domain/tool-delivery.js';
-import { renderToolConfig } from '../core/tool-config.js';
-import { tomlKey } from '../core/tool-dialects/toml-config.js';
+import type { ToolDelivery, ToolServerSpec } from '../../domain/tool-delivery.js';
+import {
+  serverFields,
+  type TomlField,
+  tomlInlineTable,
+  tomlKey,
+  tomlString,
+  tomlTable,
+} from '../core/tool-dialects/toml-config.js';
 
 /** The block a session writes: its text and the servers it defines. */
 export interface ToolTables {
@@ -32,19 +48,40 @@ export const TOOL_SERVER_STARTUP_SEC = 30;
  * every write tool, and the client declines every question, as no person is there. The
  * service scopes and records each call itself.
  */
-const CODEX_SERVER_KEYS = [
-  `startup_timeout_sec = ${TOOL_SERVER_STARTUP_SEC}`,
-  'default_tools_approval_mode = "approve"',
+const CODEX_SERVER_KEYS: readonly TomlField[] = [
+  ['startup_timeout_sec', String(TOOL_SERVER_STARTUP_SEC)],
+  ['default_tools_approval_mode', tomlString('approve')],
 ];
 
-/** The block for a delivery: each server's rendered table with Codex's own keys added. */
+/** A server's keys as Codex is told them: the dialect's, then Codex's own. */
+function codexServerFields(name: string, spec: ToolServerSpec): TomlField[] {
+  return [...serverFields(name, spec), ...CODEX_SERVER_KEYS];
+}
+
+/** The block for a delivery: each server's table with Codex's own keys added. */
 export function toolTables(delivery: ToolDelivery): ToolTables {
   const names = Object.keys(delivery.servers);
-  const tables = Object.entries(delivery.servers).map(([name, spec]) => {
-    const table = renderToolConfig('toml-config', { servers: { [name]: spec }, env: {} }) as string;
-    return `${table.trimEnd()}\n${CODEX_SERVER_KEYS.join('\n')}\n`;
-  });
+  const tables = Object.entries(delivery.servers).map(
+    ([name, spec]) => `${tomlTable(['mcp_servers', name], codexServerFields(name, spec))}\n`,
+  );
   return { text: [BEGIN, ...tables, END].join('\n'), names };
+}
+
+/**
+ * The delivery as `-c` arguments, one `mcp_servers.<name>={ … }` per server: the same keys
+ * as its table, as an inline table. Codex splits an override's key on dots and reads no
+ * quotes in it, so a server whose name is not a bare key cannot be addressed and is refused
+ * (the names the service delivers always are).
+ */
+export function toolOverrideArgs(delivery: ToolDelivery): string[] {
+  return Object.entries(delivery.servers).flatMap(([name, spec]) => {
+    if (tomlKey(name) !== name) {
+      throw new Error(
+        `tool server ${name}: only a name of letters, digits, "_" and "-" can be given to Codex on its command line`,
+      );
+    }
+    return ['-c', `mcp_servers.${name}=${tomlInlineTable(codexServerFields(name, spec))}`];
+  });
 }
 
 /**

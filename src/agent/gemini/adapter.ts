@@ -4,9 +4,10 @@
  * runs with its own managed home (`home.ts`), prepared before anything is launched: a
  * local folder, or for a session on an SSH host a folder on that host
  * (`remote-home.ts`). A setup without a credential fails the session start as a
- * configuration error instead of failing every turn. A local session given the tool
- * server gets its `mcpServers` in the managed settings; the values the references
- * name reach the CLI's environment through the shared adapter.
+ * configuration error instead of failing every turn. A session given tool servers, on
+ * this machine or on an SSH host, gets their `mcpServers` in the managed settings
+ * (references only); the values the references name reach the CLI's environment
+ * through the shared adapter (on a host, the session env sent over the channel).
  */
 import { randomUUID } from 'node:crypto';
 import { AgentError, type StartSessionParams } from '../../domain/agent.js';
@@ -28,10 +29,15 @@ export class GeminiAdapter extends ForkPerTurnAdapter<GeminiConfig> {
 
   protected async plan(config: GeminiConfig, params: StartSessionParams): Promise<ForkPerTurnPlan> {
     const remote = params.remote ?? null;
-    const homeInput = { config, env: params.env, command: params.agent.command };
+    const homeInput = {
+      config,
+      env: params.env,
+      command: params.agent.command,
+      mcpServers: toolServers(params),
+    };
     const home =
       remote === null
-        ? prepareManagedHome({ ...homeInput, mcpServers: toolServers(params) })
+        ? prepareManagedHome(homeInput)
         : await prepareRemoteHome({ ...homeInput, host: remote });
     if (!home.ok) throw new AgentError('agent_not_found', home.message);
     const state = new GeminiSession({

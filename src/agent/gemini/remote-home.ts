@@ -1,10 +1,11 @@
 /**
  * The managed home of a session on an SSH worker host. The setup is decided here
- * exactly as for a local session (the same settings, credential check and setup
- * hash), but the folder lives on the host:
+ * exactly as for a local session (the same settings, tool servers' `mcpServers`
+ * included, credential check and setup hash), but the folder lives on the host:
  * `${XDG_STATE_HOME:-$HOME/.local/state}/orchestrator/gemini-homes/<setup>` as the
  * host sees those variables, mode 700, made by one script that prints the folder
- * and the setup's temp folder. The settings, and for a Google login the login
+ * and the setup's temp folder. The settings (whose tool servers hold references
+ * only, never a token's value), and for a Google login the login
  * files read here, travel as values of the script's environment (which goes over
  * the channel, never in the script text or a command line). A login file is
  * rewritten only when the source changed since it was last sent (its mtime and
@@ -85,7 +86,7 @@ export async function prepareRemoteHome(input: RemoteHomeInput): Promise<HomeRes
   });
   const env: Record<string, string> = {
     ORCH_GEMINI_SETUP: setupHash(source, input),
-    ORCH_GEMINI_SETTINGS: settingsText(input.config),
+    ORCH_GEMINI_SETTINGS: settingsText(input.config, input.mcpServers ?? null),
   };
   for (const name of ['HOME', 'XDG_STATE_HOME', 'TMPDIR'] as const) {
     const value = input.env[name];

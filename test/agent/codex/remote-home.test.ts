@@ -7,8 +7,10 @@
  * an unchanged source does not roll back what the host's Codex rewrote, a changed
  * one replaces it, a removed one is removed; no credential fails before the host
  * is asked. Then the adapter on a host: the session runs with that folder as
- * CODEX_HOME, nothing is made locally, and the `--help` probe that decides the
- * fallback to `exec` runs on the host.
+ * CODEX_HOME, nothing is made locally, the `--help` probe that decides the
+ * fallback to `exec` runs on the host, and a session given tools gets its servers
+ * as `-c` overrides on its command line (names of variables only) and the values in
+ * its environment, the host's config.toml untouched.
  */
 import {
   chmodSync,
@@ -23,9 +25,11 @@ import {
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeInvocations, fakeRuntime } from '../../../internal-contracts/agent/fake-runtime.js';
+import { assertToolDelivery } from '../../../internal-contracts/agent/tool-delivery.js';
 import { codexBlock } from '../../../src/agent/codex/config.js';
 import { prepareManagedHome } from '../../../src/agent/codex/home.js';
 import { prepareRemoteHome, remoteHomeScript } from '../../../src/agent/codex/remote-home.js';
+import { OWN_TOOL_SERVER, type ToolDelivery } from '../../../src/domain/tool-delivery.js';
 import { LocalRemoteHost } from '../../support/local-remote-host.js';
 import { wire } from './fake-app-server.js';
 import { execLine } from './lines.js';
@@ -251,6 +255,59 @@ describe('codex adapter on a host', () => {
       expect(probe?.env.ORCH_AUX_PROGRAM).toBe(program);
       expect(probe?.env.ORCH_AUX_ARG_0).toBe('--help');
       expect(probe?.env.CODEX_API_KEY).toBe('sk-test-dummy');
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'gives a session given tools its servers as -c overrides and their values in its environment, and leaves the host config.toml alone',
+    async () => {
+      const token = 'remote-token-0a1b2c3d4e5f';
+      // Our server as a session on a host gets it: the host's end of the forward, the token by name.
+      const delivery: ToolDelivery = {
+        servers: {
+          [OWN_TOOL_SERVER]: {
+            transport: 'http',
+            url: 'http://127.0.0.1:41234/mcp',
+            headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
+          },
+        },
+        env: { ORCHESTRATOR_TOOLS_TOKEN: token },
+      };
+      const runtime = fake({
+        turns: [
+          [
+            { stdout: execLine.threadStarted('01a22a64-0000-7000-8000-0000000000dd') },
+            { stdout: execLine.turnStarted() },
+            { stdout: execLine.message('item_0', 'one') },
+            { stdout: execLine.completed({ input: 100, cached: 0, output: 10 }) },
+            { exit: 0 },
+          ],
+        ],
+      });
+      const { host, source } = setup({ config: CONFIG });
+      const params = codexParams(t, `${runtime} exec`, {
+        options: { credentials_home: source },
+        env: { PATH, CODEX_API_KEY: 'sk-test-dummy' },
+      });
+      const { turns } = await runTurns(codexAdapter(), { ...params, remote: host, tools: delivery }, ['go']);
+      expect(turns.map(verdict)).toEqual(['turn_completed/none']);
+      const [invocation] = fakeInvocations(runtime);
+      if (invocation === undefined) throw new Error('the fake was not launched');
+      // Before the subcommand, so every subcommand (app-server, exec, the probe) reads them.
+      expect(invocation.argv.slice(0, 3)).toEqual([
+        '-c',
+        'mcp_servers.orchestrator={ url = "http://127.0.0.1:41234/mcp", ' +
+          'bearer_token_env_var = "ORCHESTRATOR_TOOLS_TOKEN", ' +
+          'startup_timeout_sec = 30, default_tools_approval_mode = "approve" }',
+        'exec',
+      ]);
+      const hostConfig = path.join(invocation.env.CODEX_HOME as string, 'config.toml');
+      const file = { path: hostConfig, text: readFileSync(hostConfig, 'utf8') };
+      expect(file.text).toBe(CONFIG);
+      assertToolDelivery(delivery, { argv: invocation.argv, env: invocation.env, files: [file] });
+      // The host's scripts never saw the token either.
+      expect(JSON.stringify(host.runs)).not.toContain(token);
     },
     TIMEOUT,
   );

@@ -2,7 +2,9 @@
  * The tool block of the managed config.toml: composed after the operator's configuration
  * with the tables of the same names taken out, kept when the copy is refreshed from the
  * source or the source is gone, replaced by a session with tools and never removed by one
- * without; and the wait for a session's servers to start.
+ * without; the same servers as `-c` overrides for a session on an SSH host (the table's
+ * keys as one inline table, no value of the environment); and the wait for a session's
+ * servers to start.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,8 +19,11 @@ import {
   disabledServers,
   headerPath,
   placedTables,
+  toolOverrideArgs,
   toolTables,
 } from '../../../src/agent/codex/tool-tables.js';
+import type { ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import { HTTP, STDIO, TOKEN, URL } from '../core/tool-deliveries.js';
 
 const BLOCK = toolTables(contractDelivery());
 
@@ -172,5 +177,92 @@ describe('waiting for the tool servers to start', () => {
     startup.observe(report('a', 'starting'));
     setTimeout(() => startup.observe(report('a', 'ready')), 10);
     expect(await startup.settled()).toEqual([]);
+  });
+});
+
+describe('the servers as -c overrides (a session on an SSH host)', () => {
+  /** Codex's own keys, after the dialect's. */
+  const CODEX_KEYS = 'startup_timeout_sec = 30, default_tools_approval_mode = "approve"';
+
+  it('gives a stdio server as one inline table: command, args, the variables it passes through, Codex’s keys', () => {
+    const delivery: ToolDelivery = {
+      servers: { orchestrator: STDIO },
+      env: { ORCHESTRATOR_TOOLS_URL: URL, ORCHESTRATOR_TOOLS_TOKEN: TOKEN },
+    };
+    const args = toolOverrideArgs(delivery);
+    expect(args).toEqual([
+      '-c',
+      'mcp_servers.orchestrator={ command = "/usr/bin/node", ' +
+        'args = ["/opt/orchestrator/dist/cli/main.js", "mcp-server"], ' +
+        `env_vars = ["ORCHESTRATOR_TOOLS_URL", "ORCHESTRATOR_TOOLS_TOKEN"], ${CODEX_KEYS} }`,
+    ]);
+    for (const arg of args) {
+      expect(arg).not.toContain(TOKEN);
+      expect(arg).not.toContain(URL);
+    }
+  });
+
+  it('gives an http server its URL and the names of its token’s and headers’ variables, one override per server', () => {
+    const delivery: ToolDelivery = {
+      servers: {
+        orchestrator: HTTP,
+        'docs_2-b': {
+          transport: 'http',
+          url: 'http://127.0.0.1:9/mcp?a="b"',
+          headers: {
+            authorization: { prefix: 'Bearer ', variable: 'DOCS_TOKEN' },
+            'X-Tenant': { prefix: '', variable: 'DOCS_TENANT' },
+          },
+        },
+      },
+      env: { ORCHESTRATOR_TOOLS_TOKEN: TOKEN, DOCS_TOKEN: 'docs-secret-1', DOCS_TENANT: 'tenant-secret-2' },
+    };
+    const args = toolOverrideArgs(delivery);
+    expect(args).toEqual([
+      '-c',
+      `mcp_servers.orchestrator={ url = "${URL}", bearer_token_env_var = "ORCHESTRATOR_TOOLS_TOKEN", ${CODEX_KEYS} }`,
+      '-c',
+      'mcp_servers.docs_2-b={ url = "http://127.0.0.1:9/mcp?a=\\"b\\"", bearer_token_env_var = "DOCS_TOKEN", ' +
+        `env_http_headers = { "X-Tenant" = "DOCS_TENANT" }, ${CODEX_KEYS} }`,
+    ]);
+    for (const secret of Object.values(delivery.env)) {
+      for (const arg of args) expect(arg).not.toContain(secret);
+    }
+  });
+
+  it('says exactly what the table in config.toml says: one rendering, two forms', () => {
+    const delivery = contractDelivery();
+    const inline = (toolOverrideArgs(delivery)[1] as string).replace(
+      /^mcp_servers\.orchestrator=\{ | \}$/g,
+      '',
+    );
+    const table = BLOCK.text.split('\n').filter((l) => / = /.test(l));
+    expect(inline).toBe(table.join(', '));
+  });
+
+  it('refuses a header it could only write with its value, as the table does', () => {
+    const delivery: ToolDelivery = {
+      servers: {
+        remote: {
+          transport: 'http',
+          url: URL,
+          headers: { Authorization: { prefix: 'Token ', variable: 'API_KEY' } },
+        },
+      },
+      env: { API_KEY: 'key-secret-3' },
+    };
+    expect(() => toolOverrideArgs(delivery)).toThrow(/tool server remote: header Authorization .*API_KEY/);
+    expect(() => toolTables(delivery)).toThrow(/tool server remote: header Authorization .*API_KEY/);
+  });
+
+  it('refuses a server name that is not a bare key: Codex splits an override’s key on dots and reads no quotes', () => {
+    for (const name of ['with.dot', 'web "tools"', 'a b', '']) {
+      const delivery: ToolDelivery = { servers: { [name]: STDIO }, env: {} };
+      expect(() => toolOverrideArgs(delivery), name).toThrow(/only a name of letters, digits/);
+    }
+  });
+
+  it('gives no arguments for a delivery with no servers', () => {
+    expect(toolOverrideArgs({ servers: {}, env: {} })).toEqual([]);
   });
 });

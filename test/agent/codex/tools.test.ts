@@ -4,7 +4,8 @@
  * replaced, the rest kept), the values in the app-server's environment, and its first turn
  * starts once the servers have; a session without tools (a verification session among
  * them) keeps the block another session wrote but switches its servers off. The pinned
- * Codex, when installed, reads the block exactly as it was meant.
+ * Codex, when installed, reads the block exactly as it was meant, and the same servers
+ * given as `-c` overrides (the form a session on an SSH host uses) the same way.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,9 +13,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeRuntime } from '../../../internal-contracts/agent/fake-runtime.js';
 import { assertToolDelivery, contractDelivery } from '../../../internal-contracts/agent/tool-delivery.js';
-import { composeConfig, toolTables } from '../../../src/agent/codex/tool-tables.js';
+import { composeConfig, toolOverrideArgs, toolTables } from '../../../src/agent/codex/tool-tables.js';
 import type { StartSessionParams } from '../../../src/domain/agent.js';
-import type { ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import type { ToolDelivery, ToolServerSpec } from '../../../src/domain/tool-delivery.js';
 import { type RelayEvent, relayEvents, wire } from './fake-app-server.js';
 import { CODEX_BIN, realCodexSkipReason } from './real-cli.js';
 import { appServerCommand, codexAdapter, codexParams, codexTestRoot, runTurns, verdict } from './support.js';
@@ -249,5 +250,43 @@ describe.skipIf(cliSkip !== null)('the pinned Codex reading the tool block', () 
       codex(home, ['mcp', 'list', '--json', '-c', 'mcp_servers.orchestrator.enabled=false']),
     ) as Record<string, unknown>[];
     expect(off.find((s) => s.name === 'orchestrator')).toMatchObject({ enabled: false });
+  });
+
+  it('reads the same servers given as -c overrides before the subcommand, every key under --strict-config', () => {
+    // Overrides can address bare names only; the awkward one gets a bare name here.
+    const { 'web "tools"': web, ...rest } = awkward.servers;
+    const delivery: ToolDelivery = { ...awkward, servers: { ...rest, 'web-tools': web as ToolServerSpec } };
+    const overrides = toolOverrideArgs(delivery);
+    const home = path.join(t.root, `cli-home-${++cases}`);
+    mkdirSync(home);
+    const started = codex(home, [...overrides, 'app-server', '--strict-config', '--print-startup-config']);
+    expect(JSON.parse(started)).toMatchObject({ appServerVersion: expect.any(String) });
+    const listed = JSON.parse(codex(home, [...overrides, 'mcp', 'list', '--json'])) as Record<
+      string,
+      unknown
+    >[];
+    expect(listed.map((s) => s.name).sort()).toEqual(['orchestrator', 'web-tools']);
+    const byName = Object.fromEntries(listed.map((s) => [s.name as string, s]));
+    expect(byName.orchestrator).toMatchObject({
+      enabled: true,
+      transport: {
+        type: 'stdio',
+        command: '/opt/node "v20"\\bin/node',
+        args: ['/opt/a b/main.js', 'tab\there', 'quote"d', 'back\\slash', 'ctl\u0001'],
+        env_vars: ['ORCHESTRATOR_TOOLS_URL', 'ORCHESTRATOR_TOOLS_TOKEN'],
+      },
+      startup_timeout_sec: 30,
+    });
+    expect(byName['web-tools']).toMatchObject({
+      enabled: true,
+      transport: {
+        type: 'streamable_http',
+        url: 'http://127.0.0.1:9/mcp',
+        bearer_token_env_var: 'WEB_TOKEN',
+        http_headers: null,
+        env_http_headers: { 'X-Tenant': 'WEB_TENANT' },
+      },
+      startup_timeout_sec: 30,
+    });
   });
 });

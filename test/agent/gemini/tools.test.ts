@@ -1,8 +1,10 @@
 /**
- * Gemini CLI's tool channel: a local session given a tool delivery runs with the servers in
- * the `mcpServers` of its managed settings.json (references only, trusted) and the values in
- * its environment; a session without one, or a credential check, gets a settings file without
- * them, in a folder of its own so neither rewrites the other's settings.
+ * Gemini CLI's tool channel: a session given a tool delivery, here or on an SSH host, runs
+ * with the servers in the `mcpServers` of its managed settings.json (references only,
+ * trusted) and the values in its environment; on a host the settings travel in the
+ * environment of the script that prepares the home, with no token in them. A session without
+ * a delivery, or a credential check, gets a settings file without them, in a folder of its
+ * own so neither rewrites the other's settings.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,9 +12,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fakeInvocations, fakeRuntime } from '../../../internal-contracts/agent/fake-runtime.js';
 import { assertToolDelivery, contractDelivery } from '../../../internal-contracts/agent/tool-delivery.js';
 import { type GeminiConfig, geminiBlock } from '../../../src/agent/gemini/config.js';
-import { managedSettings } from '../../../src/agent/gemini/home.js';
+import { managedSettings, setupHash, sourceHome } from '../../../src/agent/gemini/home.js';
 import '../../../src/agent/kinds.js';
-import { geminiLines, runSession, startParams, workspaceRoot } from './support.js';
+import { OWN_TOOL_SERVER, type ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import { LocalRemoteHost } from '../../support/local-remote-host.js';
+import { geminiLines, runSession, scratchDir, startParams, workspaceRoot } from './support.js';
 
 const ws = workspaceRoot('gemini-tools-');
 afterAll(() => ws.cleanup());
@@ -85,5 +89,52 @@ describe('gemini tool delivery', () => {
     const [run] = fakeInvocations(command);
     if (run === undefined) throw new Error('the fake was not launched');
     expect(JSON.parse(settingsOf(run.env).text)).not.toHaveProperty('mcpServers');
+  });
+
+  it('gives a session on an SSH host the servers in the settings sent to the host, references only, and the values in its environment', async () => {
+    const token = 'gemini-remote-token-7c6b5a49';
+    // Our server as a session on a host gets it: the host's end of the forward, the token by name.
+    const delivery: ToolDelivery = {
+      servers: {
+        [OWN_TOOL_SERVER]: {
+          transport: 'http',
+          url: 'http://127.0.0.1:41234/mcp',
+          headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
+        },
+      },
+      env: { ORCHESTRATOR_TOOLS_TOKEN: token },
+    };
+    const command = fakeRuntime(`${ws.root}/remote-fake`, 'gemini', { steps: TURN });
+    const hostHome = scratchDir('gemini-tools-host-');
+    const host = new LocalRemoteHost({ loginDir: hostHome, loginEnv: { HOME: hostHome } });
+    const params = { ...startParams({ ws, command }), remote: host, tools: delivery };
+    await runSession(params, ['only']);
+
+    const mcpServers = {
+      [OWN_TOOL_SERVER]: {
+        httpUrl: 'http://127.0.0.1:41234/mcp',
+        headers: { Authorization: 'Bearer ${ORCHESTRATOR_TOOLS_TOKEN}' },
+        trust: true,
+      },
+    };
+    // The settings went to the host as a value of the script's environment, never its text.
+    const [prepare] = host.runs;
+    if (prepare === undefined) throw new Error('the host was not asked to prepare the home');
+    const sent = prepare.env.ORCH_GEMINI_SETTINGS as string;
+    expect(JSON.parse(sent)).toEqual({ ...managedSettings(defaults()), mcpServers });
+    expect(prepare.script).not.toContain('mcpServers');
+    expect(JSON.stringify(host.runs)).not.toContain(token);
+    // The same setup (folder) a local session given these servers would use.
+    const source = sourceHome(defaults(), params.env);
+    expect(prepare.env.ORCH_GEMINI_SETUP).toBe(
+      setupHash(source, { config: defaults(), command, mcpServers }),
+    );
+    expect(prepare.env.ORCH_GEMINI_SETUP).not.toBe(setupHash(source, { config: defaults(), command }));
+
+    const [run] = fakeInvocations(command);
+    if (run === undefined) throw new Error('the fake was not launched');
+    const settings = settingsOf(run.env);
+    expect(settings.text).toBe(sent);
+    assertToolDelivery(delivery, { argv: run.argv, env: run.env, files: [settings] });
   });
 });

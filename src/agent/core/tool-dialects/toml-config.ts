@@ -1,35 +1,42 @@
 /**
  * The `toml-config` dialect: TOML tables `[mcp_servers.<name>]` of a runtime's config.toml.
- * TOML has no variable references, so secrets stay names the runtime resolves itself: a
- * stdio server lists the variables it passes through from the runtime's environment
- * (`env_vars`); an http server names the variable of its bearer token
- * (`bearer_token_env_var`) and of each header sent as a variable's whole value
- * (`env_http_headers`). A header of any other shape cannot be said without its value, so
- * it is refused rather than written out or dropped.
+ * A server's keys are produced once (`serverFields`) and printed as the lines of its table
+ * or, for a runtime told its servers on the command line, as one inline table. TOML has no
+ * variable references, so secrets stay names the runtime resolves itself: a stdio server
+ * lists the variables it passes through from the runtime's environment (`env_vars`); an
+ * http server names the variable of its bearer token (`bearer_token_env_var`) and of each
+ * header sent as a variable's whole value (`env_http_headers`). A header of any other shape
+ * cannot be said without its value, so it is refused rather than written out or dropped.
  */
 import type { ToolDelivery, ToolServerSpec } from '../../../domain/tool-delivery.js';
+
+/** One key of a server's table with its value, already written as TOML. */
+export type TomlField = readonly [key: string, value: string];
 
 /** The delivery as TOML text: one table per server, in the delivery's order. */
 export function renderTomlConfig(delivery: ToolDelivery): string {
   return Object.entries(delivery.servers)
-    .map(([name, spec]) => [`[mcp_servers.${tomlKey(name)}]`, ...serverLines(name, spec)].join('\n'))
-    .map((table) => `${table}\n`)
+    .map(([name, spec]) => `${tomlTable(['mcp_servers', name], serverFields(name, spec))}\n`)
     .join('\n');
 }
 
-function serverLines(name: string, spec: ToolServerSpec): string[] {
+/**
+ * A server's keys, written once here whatever the form they are printed in: the lines of its
+ * table (`tomlTable`) or one inline table (`tomlInlineTable`).
+ */
+export function serverFields(name: string, spec: ToolServerSpec): TomlField[] {
   if (spec.transport === 'stdio') {
     return [
-      `command = ${tomlString(spec.command)}`,
-      `args = ${tomlArray(spec.args)}`,
-      `env_vars = ${tomlArray(spec.envNames)}`,
+      ['command', tomlString(spec.command)],
+      ['args', tomlArray(spec.args)],
+      ['env_vars', tomlArray(spec.envNames)],
     ];
   }
-  const lines = [`url = ${tomlString(spec.url)}`];
+  const fields: TomlField[] = [['url', tomlString(spec.url)]];
   const passed: [string, string][] = [];
   for (const [header, value] of Object.entries(spec.headers)) {
     if (header.toLowerCase() === 'authorization' && value.prefix === 'Bearer ') {
-      lines.push(`bearer_token_env_var = ${tomlString(value.variable)}`);
+      fields.push(['bearer_token_env_var', tomlString(value.variable)]);
     } else if (value.prefix === '') {
       passed.push([header, value.variable]);
     } else {
@@ -40,11 +47,22 @@ function serverLines(name: string, spec: ToolServerSpec): string[] {
     }
   }
   if (passed.length > 0) {
-    lines.push(
-      `env_http_headers = { ${passed.map(([h, v]) => `${tomlString(h)} = ${tomlString(v)}`).join(', ')} }`,
-    );
+    fields.push([
+      'env_http_headers',
+      `{ ${passed.map(([h, v]) => `${tomlString(h)} = ${tomlString(v)}`).join(', ')} }`,
+    ]);
   }
-  return lines;
+  return fields;
+}
+
+/** The fields as a table: its header line (`path` as keys), then one `key = value` line each. */
+export function tomlTable(path: readonly string[], fields: readonly TomlField[]): string {
+  return [`[${path.map(tomlKey).join('.')}]`, ...fields.map(([k, v]) => `${tomlKey(k)} = ${v}`)].join('\n');
+}
+
+/** The fields as one inline table, `{ key = value, … }`: a value that fits on one line. */
+export function tomlInlineTable(fields: readonly TomlField[]): string {
+  return `{ ${fields.map(([k, v]) => `${tomlKey(k)} = ${v}`).join(', ')} }`;
 }
 
 /** A key: bare when TOML allows it, else a quoted string. */
