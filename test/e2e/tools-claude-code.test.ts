@@ -14,14 +14,13 @@ import {
 } from '../support/fake-model/anthropic.js';
 import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
-import { dbRuns, useServiceCleanup, waitFor } from '../support/service.js';
+import { useServiceCleanup } from '../support/service.js';
 import {
   ASK_HUMAN_QUESTION,
   expectAskHumanCase,
   expectToolCase,
   startToolCase,
   TOOL_CALLS,
-  TOOL_ISSUE,
 } from '../support/tool-session.js';
 
 const plan = realCliPlan();

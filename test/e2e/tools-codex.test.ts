@@ -28,7 +28,7 @@ import {
 } from '../support/fake-model/openai.js';
 import { type Dialect, FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
-import { dbRuns, useServiceCleanup, waitFor } from '../support/service.js';
+import { useServiceCleanup } from '../support/service.js';
 import {
   ASK_HUMAN_QUESTION,
   expectAskHumanCase,
@@ -156,7 +156,12 @@ function asCodexItems(dialect: Dialect): Dialect {
  * OPENAI_API_KEY (a Codex credential variable, which the agent environment keeps), and the
  * approval policy asks about every write, so a write tool of ours must pass unasked.
  */
-async function startCodexCase(name: string, model: FakeModelServer, agent: Record<string, unknown>) {
+async function startCodexCase(
+  name: string,
+  model: FakeModelServer,
+  agent: Record<string, unknown>,
+  mode: 'app-server' | 'exec' = 'app-server',
+) {
   const source = writeFakeProviderHome(path.join(root, name, 'source'), model.port);
   const toml = path.join(source, 'config.toml');
   writeFileSync(toml, readFileSync(toml, 'utf8').replace(`"${FAKE_KEY_ENV}"`, '"OPENAI_API_KEY"'));
@@ -165,7 +170,7 @@ async function startCodexCase(name: string, model: FakeModelServer, agent: Recor
   const homes = path.join(root, name, 'codex-homes');
   const c = await startToolCase(
     {
-      agent: { kind: 'codex', command: `${CODEX_BIN} app-server`, stall_timeout_ms: 60_000, ...agent },
+      agent: { kind: 'codex', command: `${CODEX_BIN} ${mode}`, stall_timeout_ms: 60_000, ...agent },
       codex: {
         approval_policy: 'on-request',
         sandbox: 'danger-full-access',
@@ -182,57 +187,63 @@ async function startCodexCase(name: string, model: FakeModelServer, agent: Recor
 describe.skipIf(skip !== null)(`the tool server with the real Codex CLI ${CODEX_VERSION}`, () => {
   itHasThePinnedCli(CODEX_BIN);
 
-  it('codex calls tracker_comment (the comment lands in the file tracker), is refused an unconfigured state, and run_status gives its own run’s figures', {
-    timeout: 180_000,
-  }, async () => {
-    const model = await FakeModelServer.start([
-      asCodexItems(
-        openaiDialect((request) => {
-          if (!working(request)) return { type: 'message', text: 'OK' };
-          const next = TOOL_CALLS[toolOutputs(request).length];
-          return next === undefined
-            ? { type: 'message', text: 'Done with the tools.' }
-            : reach(request, next.tool, next.input);
-        }),
-      ),
-    ]);
-    try {
-      const { c, homes } = await startCodexCase('case', model, {
-        max_turns: 1,
-        max_tokens: MAX_TOKENS,
-        turn_timeout_ms: 120_000,
-      });
-      const { figures, run } = await expectToolCase(
-        c,
-        () => model.requests.map(toolOutputs).find((r) => r.length === TOOL_CALLS.length) ?? [],
-      );
-      // Codex's search handed over each of our tools before the model called it.
-      const calls = model.requests.filter(working);
-      const last = calls.at(-1) as RecordedRequest;
-      expect(searchedTools(last)[NAMESPACE]).toEqual(expect.arrayContaining(TOOL_CALLS.map((t) => t.tool)));
-      // The working session's model calls: its searches, the three tools and the answer;
-      // the verification session's call is not this run's.
-      expect(calls).toHaveLength(searchedFor(last).length + TOOL_CALLS.length + 1);
-      expect(run.input_tokens).toBe(calls.length * OPENAI_DEFAULT_USAGE.input);
-      expect(run.output_tokens).toBe(calls.length * OPENAI_DEFAULT_USAGE.output);
-      // Codex's figure is settled once per turn (the thread's running total, read at the
-      // turn's end), so run_status in the middle of the run's only turn sees none of it yet.
-      expect(figures.tokens).toEqual({ input: 0, output: 0, total: 0 });
-      expect(figures.budgets).toEqual([
-        { name: 'max_turns', used: 1, limit: 1, left: 0 },
-        { name: 'max_tokens', used: 0, limit: MAX_TOKENS, left: MAX_TOKENS },
+  // `exec` is the fallback for a Codex without `app-server`: one process per turn, the same tools.
+  it.each(['app-server', 'exec'] as const)(
+    'codex (%s) calls tracker_comment (the comment lands in the file tracker), is refused an unconfigured state, and run_status gives its own run’s figures',
+    {
+      timeout: 180_000,
+    },
+    async (mode) => {
+      const model = await FakeModelServer.start([
+        asCodexItems(
+          openaiDialect((request) => {
+            if (!working(request)) return { type: 'message', text: 'OK' };
+            const next = TOOL_CALLS[toolOutputs(request).length];
+            return next === undefined
+              ? { type: 'message', text: 'Done with the tools.' }
+              : reach(request, next.tool, next.input);
+          }),
+        ),
       ]);
-      // The server reached Codex through its managed config.toml, holding names, not values.
-      const [setup] = readdirSync(homes);
-      const config = readFileSync(path.join(homes, setup as string, 'config.toml'), 'utf8');
-      expect(config).toContain('[mcp_servers.orchestrator]');
-      expect(config).toContain('env_vars = ["ORCHESTRATOR_TOOLS_URL", "ORCHESTRATOR_TOOLS_TOKEN"]');
-      expect(config).not.toMatch(/ORCHESTRATOR_TOOLS_TOKEN\s*=/);
-      expect(config).not.toContain(MODEL_KEY);
-    } finally {
-      await model.close();
-    }
-  });
+      try {
+        const { c, homes } = await startCodexCase(
+          `case-${mode}`,
+          model,
+          { max_turns: 1, max_tokens: MAX_TOKENS, turn_timeout_ms: 120_000 },
+          mode,
+        );
+        const { figures, run } = await expectToolCase(
+          c,
+          () => model.requests.map(toolOutputs).find((r) => r.length === TOOL_CALLS.length) ?? [],
+        );
+        // Codex's search handed over each of our tools before the model called it.
+        const calls = model.requests.filter(working);
+        const last = calls.at(-1) as RecordedRequest;
+        expect(searchedTools(last)[NAMESPACE]).toEqual(expect.arrayContaining(TOOL_CALLS.map((t) => t.tool)));
+        // The working session's model calls: its searches, the three tools and the answer;
+        // the verification session's call is not this run's.
+        expect(calls).toHaveLength(searchedFor(last).length + TOOL_CALLS.length + 1);
+        expect(run.input_tokens).toBe(calls.length * OPENAI_DEFAULT_USAGE.input);
+        expect(run.output_tokens).toBe(calls.length * OPENAI_DEFAULT_USAGE.output);
+        // Codex's figure is settled once per turn (the thread's running total, read at the
+        // turn's end), so run_status in the middle of the run's only turn sees none of it yet.
+        expect(figures.tokens).toEqual({ input: 0, output: 0, total: 0 });
+        expect(figures.budgets).toEqual([
+          { name: 'max_turns', used: 1, limit: 1, left: 0 },
+          { name: 'max_tokens', used: 0, limit: MAX_TOKENS, left: MAX_TOKENS },
+        ]);
+        // The server reached Codex through its managed config.toml, holding names, not values.
+        const [setup] = readdirSync(homes);
+        const config = readFileSync(path.join(homes, setup as string, 'config.toml'), 'utf8');
+        expect(config).toContain('[mcp_servers.orchestrator]');
+        expect(config).toContain('env_vars = ["ORCHESTRATOR_TOOLS_URL", "ORCHESTRATOR_TOOLS_TOKEN"]');
+        expect(config).not.toMatch(/ORCHESTRATOR_TOOLS_TOKEN\s*=/);
+        expect(config).not.toContain(MODEL_KEY);
+      } finally {
+        await model.close();
+      }
+    },
+  );
 
   it('ask_human posts the question once and parks the issue in the blocked state after the turn', {
     timeout: 180_000,
