@@ -9,7 +9,7 @@ import '../tracker/kinds.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { registerSecrets } from '../agent/core/sanitize.js';
+import { forgetSecrets, registerSecrets } from '../agent/core/sanitize.js';
 import { agentKind } from '../agent/registry.js';
 import { spendMicroUsd } from '../agent/usage/index.js';
 import type { Diagnostic } from '../domain/diagnostic.js';
@@ -113,6 +113,14 @@ export async function runService(
     }
   };
   addSecrets(secrets);
+  /** Stops masking values that are secrets no more (a session token once its session ended). */
+  const forgetMasked = (values: readonly string[]) => {
+    forgetSecrets(values);
+    for (const value of values) {
+      log.removeSecret(value);
+      secretSet.delete(value);
+    }
+  };
 
   const kind = agentKind(config.agent.kind);
   if (kind?.runtime === undefined) {
@@ -277,6 +285,9 @@ export async function runService(
       port: toolEndpoint.port,
       relay: relayCommand(),
       version,
+      // A live token is masked wherever the agent's output goes: an agent that prints its
+      // environment must not hand the token to whoever reads the log.
+      masking: { add: (token) => addSecrets([token]), remove: (token) => forgetMasked([token]) },
     },
   });
   const service = orchestrator;

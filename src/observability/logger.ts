@@ -21,6 +21,8 @@ export interface AppLogger {
   error(fields: Record<string, unknown>, message: string): void;
   /** Adds a secret value to mask from now on (values shorter than 4 characters are ignored). */
   addSecret(value: string): void;
+  /** Stops masking a value added before (one that is no longer a secret: a dead session token). */
+  removeSecret(value: string): void;
   flush(): void;
 }
 
@@ -114,6 +116,9 @@ export function createLogger(options: LoggerOptions): AppLogger {
     warn: (fields, message) => logger.warn(fields, message),
     error: (fields, message) => logger.error(fields, message),
     addSecret,
+    removeSecret: (value) => {
+      secrets.delete(value);
+    },
     flush: () => logger.flush(),
   };
 }

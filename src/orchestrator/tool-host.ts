@@ -30,6 +30,8 @@ export interface ToolEndpointDeps {
   relay: { command: string; args: readonly string[] };
   /** Reported in the MCP handshake. */
   version: string;
+  /** Masks a session's token while it lives; absent = nothing to mask with (tests). */
+  masking?: { add(token: string): void; remove(token: string): void };
 }
 
 /** What the host reads of a running run. */
@@ -146,6 +148,7 @@ export class ToolHost {
       onCall: (tool, outcome, durationMs) => this.called(session, tool, outcome, durationMs),
     });
     run.toolToken = token;
+    endpoint.masking?.add(token);
     if (reach.type === 'forward') {
       // On a host the relay is not installed: the runtime speaks HTTP to the forwarded port.
       return {
@@ -176,6 +179,7 @@ export class ToolHost {
   close(run: ToolRun): void {
     if (run.toolToken === null) return;
     this.deps.endpoint.sessions.close(run.toolToken);
+    this.deps.endpoint.masking?.remove(run.toolToken);
     run.toolToken = null;
   }
 

@@ -4,6 +4,8 @@
  * `orchestrator mcp-server`, and calls our tools; the calls land in the file tracker, the
  * store, the log and the metrics (test/support/tool-session.ts).
  */
+
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLAUDE_CLI, REAL_CLI_MODEL, realCliEnv, realCliPlan } from '../agent/claude-code/support.js';
 import {
@@ -14,13 +16,14 @@ import {
 } from '../support/fake-model/anthropic.js';
 import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
-import { useServiceCleanup } from '../support/service.js';
+import { useServiceCleanup, waitFor } from '../support/service.js';
 import {
   ASK_HUMAN_QUESTION,
   expectAskHumanCase,
   expectToolCase,
   startToolCase,
   TOOL_CALLS,
+  TOOL_ISSUE,
 } from '../support/tool-session.js';
 
 const plan = realCliPlan();
@@ -126,6 +129,53 @@ describe.skipIf(!plan.run)('the tool server with the real Claude Code', () => {
       );
       await expectAskHumanCase(c);
       expect(toolResults(model.requests.at(-1) as RecordedRequest).join('')).not.toMatch(/tool_/);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+describe.skipIf(!plan.run)('the session token with the real Claude Code', () => {
+  it('a live token the agent prints is masked in the log and the comments, as a credential is', {
+    timeout: 180_000,
+  }, async () => {
+    const model = await FakeModelServer.start([
+      anthropicDialect((request) => {
+        if (!offeredTools(request).some((t) => t.startsWith(OURS))) return { type: 'message', text: 'OK' };
+        const printed = toolResults(request);
+        return printed.length === 0
+          ? {
+              type: 'message',
+              toolCall: { name: 'Bash', input: { command: 'printenv ORCHESTRATOR_TOOLS_TOKEN' } },
+            }
+          : { type: 'message', text: `My tool token is ${printed[0]}` };
+      }),
+    ]);
+    try {
+      const c = await startToolCase(
+        {
+          agent: { kind: 'claude-code', command: CLAUDE_CLI, max_turns: 1, stall_timeout_ms: 60_000 },
+          'claude-code': { model: REAL_CLI_MODEL },
+          tracker: { comments: { on_completion: true } },
+        },
+        realCliEnv(model.url),
+        () => `model requests: ${model.requests.length}`,
+      );
+      await waitFor('the handoff', () => c.project.issue(TOOL_ISSUE).state === 'Review', {
+        timeoutMs: 150_000,
+        explain: c.explain,
+      });
+      await c.service.stop(30_000);
+      // The token as Bash printed it to the model: 43 base64url characters.
+      const token = /[A-Za-z0-9_-]{43}/.exec(
+        toolResults(model.requests.at(-1) as RecordedRequest).join(''),
+      )?.[0];
+      expect(token, c.explain()).toBeDefined();
+      const comments = (c.project.issue(TOOL_ISSUE).comments ?? []).map((m) => m.body);
+      expect(comments.some((body) => body.includes('My tool token is'))).toBe(true);
+      const written = [readFileSync(c.service.logPath, 'utf8'), c.service.stderr(), ...comments].join('\n');
+      expect(written).not.toContain(token);
+      expect(written).toContain('My tool token is');
     } finally {
       await model.close();
     }

@@ -60,6 +60,18 @@ describe('logs', () => {
     expect(lines[1]).not.toContain('late-secret-value');
   });
 
+  it('a secret removed is written as is again (a session token after its session)', () => {
+    const { stream, lines } = capture();
+    const log = createLogger({ level: 'info', format: 'json', destination: stream });
+    log.addSecret('short-lived-token');
+    log.info({ token: 'short-lived-token' }, 'live');
+    log.removeSecret('short-lived-token');
+    log.info({ token: 'short-lived-token' }, 'dead');
+    log.flush();
+    expect(lines[0]).not.toContain('short-lived-token');
+    expect(lines[1]).toContain('short-lived-token');
+  });
+
   it('drops lines below the level', () => {
     const { stream, lines } = capture();
     const log = createLogger({ level: 'warn', format: 'json', destination: stream });

@@ -87,6 +87,7 @@ let dir: string;
 let store: Store;
 let sessions: ToolSessions;
 let endpoint: ToolEndpoint;
+let masked: [string, string | null][];
 let comments: [string, string][];
 let observed: Observation[];
 let running: Map<string, ToolRun>;
@@ -100,6 +101,7 @@ beforeEach(async () => {
   endpoint = await listenToolEndpoint(sessions);
   comments = [];
   observed = [];
+  masked = [];
   running = new Map();
   current = workflow();
 });
@@ -123,6 +125,10 @@ function host(): ToolHost {
       sessions,
       url: endpoint.url,
       port: endpoint.port,
+      masking: {
+        add: (token) => masked.push(['add', token]),
+        remove: (token) => masked.push(['remove', token]),
+      },
       relay: { command: '/usr/bin/node', args: ['main.js', 'mcp-server'] },
       version: '1.2.3',
     },
@@ -192,9 +198,16 @@ describe('the tool host', () => {
       env: { [TOOL_URL_ENV]: endpoint.url, [TOOL_TOKEN_ENV]: r.toolToken },
     });
     expect(sessions.size).toBe(1);
+    expect(masked).toEqual([['add', r.toolToken]]);
+    const token = r.toolToken;
     h.close(r);
     expect(r.toolToken).toBeNull();
     expect(sessions.size).toBe(0);
+    // Masked while it lived; forgotten after, so the masking set does not grow with every session.
+    expect(masked).toEqual([
+      ['add', token],
+      ['remove', token],
+    ]);
   });
 
   it('gives a session on an SSH host our server over HTTP on the host’s forwarded port, token by reference', async () => {

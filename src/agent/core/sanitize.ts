@@ -15,6 +15,11 @@ export function registerSecrets(values: Iterable<string>): void {
   for (const v of values) if (v.length >= MIN_SECRET_LENGTH) secrets.add(v);
 }
 
+/** Stops masking `values` (a session's token once the session ended, so the set stays small). */
+export function forgetSecrets(values: Iterable<string>): void {
+  for (const v of values) secrets.delete(v);
+}
+
 /** Forgets every registered secret (tests). */
 export function clearSecrets(): void {
   secrets.clear();
