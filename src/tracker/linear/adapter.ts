@@ -13,7 +13,12 @@
  */
 import { TrackerError } from '../../domain/errors.js';
 import type { Issue, IssueComment } from '../../domain/issue.js';
-import type { IssueStateReading, TrackerAdapter, TrackerSettings } from '../../domain/tracker.js';
+import type {
+  IssueStateReading,
+  TrackerAdapter,
+  TrackerQueryTool,
+  TrackerSettings,
+} from '../../domain/tracker.js';
 import { configuredState } from '../states.js';
 import { type ClientStats, GraphqlClient } from './client.js';
 import { ASSIGNEE_ME, type LinearTrackerConfig } from './config.js';
@@ -33,8 +38,9 @@ import {
   TRANSITION_TARGET,
   VIEWER,
 } from './documents.js';
-import { payloadError } from './errors.js';
+import { payloadError, redactor } from './errors.js';
 import { type Page, readComments, readIssue, readPage, readStateReading } from './normalise.js';
+import { LinearQueryTool } from './query-tool.js';
 
 /** Ids (or identifiers) asked for in one state request. */
 const BATCH_SIZE = 50;
@@ -60,6 +66,8 @@ export interface LinearTrackerOptions {
 
 /** A TrackerAdapter over one Linear project's issues. */
 export class LinearTracker implements TrackerAdapter {
+  /** `linear_graphql`: read-only GraphQL scoped to the project (query-tool.ts). */
+  readonly queryTool: TrackerQueryTool;
   private readonly client: GraphqlClient;
   private readonly active: Set<string>;
   private readonly terminal: Set<string>;
@@ -81,6 +89,7 @@ export class LinearTracker implements TrackerAdapter {
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
+    this.queryTool = new LinearQueryTool(this.client, config.projectSlug, redactor(config.token));
   }
 
   /** Requests sent and rate-limit waits, for tests and benchmarks. */

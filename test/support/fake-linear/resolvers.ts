@@ -22,6 +22,8 @@ import type {
 
 const PRIORITY_LABELS = ['No priority', 'Urgent', 'High', 'Medium', 'Low'];
 const DEFAULT_PAGE = 50;
+/** The workspace the API key belongs to. */
+const ORGANIZATION = { id: '0b6f1c9e-5a43-4c1e-9d3f-7a2b8c4d5e6f', name: 'Fake Workspace', urlKey: 'fake' };
 
 /** The resolvers of one fake; `lastSyncId` grows with every write, as Linear's does. */
 export class LinearResolvers {
@@ -41,6 +43,7 @@ export class LinearResolvers {
         return connection(all, args, (i) => this.issueView(i));
       },
       viewer: () => this.userView(this.store.viewer),
+      organization: () => ({ ...ORGANIZATION }),
       workflowStates: (args: ConnectionArgs & { filter?: unknown }) =>
         connection(
           [...this.store.states.values()].filter((s) => matches(s, args.filter, this.stateFields())),
@@ -302,6 +305,12 @@ export class LinearResolvers {
       number: (i, c) => compare(i.number, c),
       title: (i, c) => compare(i.title, c),
       priority: (i, c) => compare(i.priority, c),
+      parent: (i, f) =>
+        matches(
+          i.parentId === null ? null : (this.store.issues.get(i.parentId) ?? null),
+          f,
+          this.issueFields(),
+        ),
       project: (i, f) =>
         matches(
           i.projectId === null ? null : (this.store.projects.get(i.projectId) ?? null),

@@ -1,7 +1,8 @@
 /**
  * The part of Linear's public GraphQL schema the fake serves. Type, field and argument names
  * and types follow Linear's published schema (`packages/sdk/src/schema.graphql` of
- * linear/linear), trimmed to what a tracker reads and writes: a query that names a field or
+ * linear/linear), trimmed to what a tracker reads and writes (plus `organization`, a type
+ * outside any project that `linear_graphql` must refuse): a query that names a field or
  * a filter Linear lacks, or passes a variable of the wrong type (`[String!]!` where Linear
  * wants `[ID!]`), fails validation here as it would there. Filters carry only the fields the
  * fake evaluates (filter.ts), so a filter it cannot honour is refused, never ignored.
@@ -67,6 +68,12 @@ type WorkflowStateConnection {
 type WorkflowStateEdge {
   cursor: String!
   node: WorkflowState!
+}
+
+type Organization {
+  id: ID!
+  name: String!
+  urlKey: String!
 }
 
 type Project {
@@ -281,6 +288,22 @@ input IssueFilter {
   id: IDComparator
   number: NumberComparator
   or: [IssueFilter!]
+  parent: NullableIssueFilter
+  priority: NullableNumberComparator
+  project: NullableProjectFilter
+  state: WorkflowStateFilter
+  team: TeamFilter
+  title: StringComparator
+}
+
+input NullableIssueFilter {
+  and: [NullableIssueFilter!]
+  assignee: NullableUserFilter
+  id: IDComparator
+  null: Boolean
+  number: NumberComparator
+  or: [NullableIssueFilter!]
+  parent: NullableIssueFilter
   priority: NullableNumberComparator
   project: NullableProjectFilter
   state: WorkflowStateFilter
@@ -325,6 +348,7 @@ type Query {
   issue(id: String!): Issue!
   issueLabels(after: String, before: String, filter: IssueLabelFilter, first: Int, includeArchived: Boolean, last: Int, orderBy: PaginationOrderBy): IssueLabelConnection!
   issues(after: String, before: String, filter: IssueFilter, first: Int, includeArchived: Boolean, last: Int, orderBy: PaginationOrderBy): IssueConnection!
+  organization: Organization!
   project(id: String!): Project!
   team(id: String!): Team!
   teams(after: String, before: String, filter: TeamFilter, first: Int, includeArchived: Boolean, last: Int, orderBy: PaginationOrderBy): TeamConnection!
