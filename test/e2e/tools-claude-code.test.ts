@@ -7,13 +7,16 @@
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLAUDE_CLI, REAL_CLI_MODEL, realCliEnv, realCliPlan } from '../agent/claude-code/support.js';
 import {
-  type AnthropicReply,
-  anthropicDialect,
-  DEFAULT_USAGE,
-  offeredTools,
-} from '../support/fake-model/anthropic.js';
+  CLAUDE_CLI,
+  OURS,
+  REAL_CLI_MODEL,
+  realCliEnv,
+  realCliPlan,
+  toolCaseScript,
+  toolResults,
+} from '../agent/claude-code/support.js';
+import { anthropicDialect, DEFAULT_USAGE, offeredTools } from '../support/fake-model/anthropic.js';
 import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import { useServiceCleanup, waitFor } from '../support/service.js';
@@ -31,37 +34,13 @@ if (!plan.run) console.warn(`tools with the real Claude Code skipped: ${plan.rea
 
 useServiceCleanup();
 
-/** How Claude Code names a tool of our server. */
-const OURS = 'mcp__orchestrator__';
-
-/** The tool results a request carries back, oldest first, as text. */
-function toolResults(request: RecordedRequest): string[] {
-  const messages = (request.body as { messages?: { content?: unknown }[] } | null)?.messages ?? [];
-  return messages.flatMap((m) =>
-    Array.isArray(m.content)
-      ? m.content
-          .filter((b) => (b as { type?: unknown }).type === 'tool_result')
-          .map((b) => JSON.stringify((b as { content?: unknown }).content))
-      : [],
-  );
-}
-
-/** The model: the case's calls in a row, then done; the CLI's own side calls (no tools offered) get text. */
-function script(request: RecordedRequest): AnthropicReply {
-  if (!offeredTools(request).some((t) => t.startsWith(OURS))) return { type: 'message', text: 'OK' };
-  const next = TOOL_CALLS[toolResults(request).length];
-  return next === undefined
-    ? { type: 'message', text: 'Done with the tools.' }
-    : { type: 'message', toolCall: { name: `${OURS}${next.tool}`, input: next.input } };
-}
-
 describe.skipIf(!plan.run)('the tool server with the real Claude Code', () => {
   itHasThePinnedCli(CLAUDE_CLI);
 
   it('claude calls tracker_comment (the comment lands in the file tracker), is refused an unconfigured state, and run_status gives its own run’s figures', {
     timeout: 180_000,
   }, async () => {
-    const model = await FakeModelServer.start([anthropicDialect(script)]);
+    const model = await FakeModelServer.start([anthropicDialect(toolCaseScript)]);
     try {
       const c = await startToolCase(
         {

@@ -17,9 +17,11 @@ import {
   REAL_CLI_MODEL,
   realCliEnv,
   realCliPlan,
+  toolCaseScript,
+  toolResults,
 } from '../agent/claude-code/support.js';
-import { type AnthropicReply, anthropicDialect, offeredTools } from '../support/fake-model/anthropic.js';
-import { FakeModelServer, type RecordedRequest } from '../support/fake-model/server.js';
+import { anthropicDialect } from '../support/fake-model/anthropic.js';
+import { FakeModelServer } from '../support/fake-model/server.js';
 import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import { installRealCli, type RemoteCli } from '../support/remote-agent.js';
 import { useServiceCleanup } from '../support/service.js';
@@ -34,35 +36,13 @@ useServiceCleanup();
 const USER = 'orchssh-tools';
 const API_KEY = `sk-ant-tools-${randomBytes(12).toString('hex')}`;
 const TOKEN_VAR = 'ORCHESTRATOR_TOOLS_TOKEN';
-const OURS = 'mcp__orchestrator__';
 const ssh = useSshHost(USER, { skip: !plan.run });
 let model: FakeModelServer;
 let cli: RemoteCli;
 
-/** The tool results a request carries back, oldest first, as text. */
-function toolResults(request: RecordedRequest): string[] {
-  const messages = (request.body as { messages?: { content?: unknown }[] } | null)?.messages ?? [];
-  return messages.flatMap((m) =>
-    Array.isArray(m.content)
-      ? m.content
-          .filter((b) => (b as { type?: unknown }).type === 'tool_result')
-          .map((b) => JSON.stringify((b as { content?: unknown }).content))
-      : [],
-  );
-}
-
-/** The case's calls in a row, then done; the CLI's side calls (no tools offered) get text. */
-function script(request: RecordedRequest): AnthropicReply {
-  if (!offeredTools(request).some((t) => t.startsWith(OURS))) return { type: 'message', text: 'OK' };
-  const next = TOOL_CALLS[toolResults(request).length];
-  return next === undefined
-    ? { type: 'message', text: 'Done with the tools.' }
-    : { type: 'message', toolCall: { name: `${OURS}${next.tool}`, input: next.input } };
-}
-
 beforeAll(async () => {
   if (!plan.run) return;
-  model = await FakeModelServer.start([anthropicDialect(script)]);
+  model = await FakeModelServer.start([anthropicDialect(toolCaseScript)]);
   // The key goes in the service's env (the session env, over stdin); the rest in the wrapper,
   // except PATH (the host login's). HOME is fresh, and the host user's.
   const { ANTHROPIC_API_KEY: _key, PATH: _path, ...settings } = realCliEnv(model.url);

@@ -22,8 +22,9 @@ import type {
 } from '../../../src/domain/agent.js';
 import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
 import { REPO_ROOT } from '../../support/cli.js';
-import { type AnthropicReply, answersToolCall } from '../../support/fake-model/anthropic.js';
+import { type AnthropicReply, answersToolCall, offeredTools } from '../../support/fake-model/anthropic.js';
 import type { RecordedRequest } from '../../support/fake-model/server.js';
+import { TOOL_CALLS } from '../../support/tool-session.js';
 
 export { workspaceRoot } from '../contracts/builtin-stream.js';
 
@@ -340,3 +341,27 @@ export const claudeLines = {
     });
   },
 };
+
+/** How Claude Code names a tool of our tool server. */
+export const OURS = 'mcp__orchestrator__';
+
+/** The tool results a request carries back, oldest first, as text. */
+export function toolResults(request: RecordedRequest): string[] {
+  const messages = (request.body as { messages?: { content?: unknown }[] } | null)?.messages ?? [];
+  return messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content
+          .filter((b) => (b as { type?: unknown }).type === 'tool_result')
+          .map((b) => JSON.stringify((b as { content?: unknown }).content))
+      : [],
+  );
+}
+
+/** The tool case's model: its calls of our tools in a row, then done; the CLI's side calls (no tools offered) get text. */
+export function toolCaseScript(request: RecordedRequest): AnthropicReply {
+  if (!offeredTools(request).some((t) => t.startsWith(OURS))) return { type: 'message', text: 'OK' };
+  const next = TOOL_CALLS[toolResults(request).length];
+  return next === undefined
+    ? { type: 'message', text: 'Done with the tools.' }
+    : { type: 'message', toolCall: { name: `${OURS}${next.tool}`, input: next.input } };
+}

@@ -29,8 +29,8 @@ import { assertToolDelivery } from '../../../internal-contracts/agent/tool-deliv
 import { codexBlock } from '../../../src/agent/codex/config.js';
 import { prepareManagedHome } from '../../../src/agent/codex/home.js';
 import { prepareRemoteHome, remoteHomeScript } from '../../../src/agent/codex/remote-home.js';
-import { OWN_TOOL_SERVER, type ToolDelivery } from '../../../src/domain/tool-delivery.js';
 import { LocalRemoteHost } from '../../support/local-remote-host.js';
+import { http, TOKEN } from '../core/tool-deliveries.js';
 import { wire } from './fake-app-server.js';
 import { execLine } from './lines.js';
 import {
@@ -262,18 +262,9 @@ describe('codex adapter on a host', () => {
   it(
     'gives a session given tools its servers as -c overrides and their values in its environment, and leaves the host config.toml alone',
     async () => {
-      const token = 'remote-token-0a1b2c3d4e5f';
       // Our server as a session on a host gets it: the host's end of the forward, the token by name.
-      const delivery: ToolDelivery = {
-        servers: {
-          [OWN_TOOL_SERVER]: {
-            transport: 'http',
-            url: 'http://127.0.0.1:41234/mcp',
-            headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
-          },
-        },
-        env: { ORCHESTRATOR_TOOLS_TOKEN: token },
-      };
+      const token = TOKEN;
+      const delivery = http;
       const runtime = fake({
         turns: [
           [
@@ -297,7 +288,7 @@ describe('codex adapter on a host', () => {
       // Before the subcommand, so every subcommand (app-server, exec, the probe) reads them.
       expect(invocation.argv.slice(0, 3)).toEqual([
         '-c',
-        'mcp_servers.orchestrator={ url = "http://127.0.0.1:41234/mcp", ' +
+        'mcp_servers.orchestrator={ url = "http://127.0.0.1:40999/mcp", ' +
           'bearer_token_env_var = "ORCHESTRATOR_TOOLS_TOKEN", ' +
           'startup_timeout_sec = 30, default_tools_approval_mode = "approve" }',
         'exec',

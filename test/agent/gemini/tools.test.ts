@@ -14,8 +14,9 @@ import { assertToolDelivery, contractDelivery } from '../../../internal-contract
 import { type GeminiConfig, geminiBlock } from '../../../src/agent/gemini/config.js';
 import { managedSettings, setupHash, sourceHome } from '../../../src/agent/gemini/home.js';
 import '../../../src/agent/kinds.js';
-import { OWN_TOOL_SERVER, type ToolDelivery } from '../../../src/domain/tool-delivery.js';
+import { OWN_TOOL_SERVER } from '../../../src/domain/tool-delivery.js';
 import { LocalRemoteHost } from '../../support/local-remote-host.js';
+import { http, TOKEN } from '../core/tool-deliveries.js';
 import { geminiLines, runSession, scratchDir, startParams, workspaceRoot } from './support.js';
 
 const ws = workspaceRoot('gemini-tools-');
@@ -92,18 +93,9 @@ describe('gemini tool delivery', () => {
   });
 
   it('gives a session on an SSH host the servers in the settings sent to the host, references only, and the values in its environment', async () => {
-    const token = 'gemini-remote-token-7c6b5a49';
     // Our server as a session on a host gets it: the host's end of the forward, the token by name.
-    const delivery: ToolDelivery = {
-      servers: {
-        [OWN_TOOL_SERVER]: {
-          transport: 'http',
-          url: 'http://127.0.0.1:41234/mcp',
-          headers: { Authorization: { prefix: 'Bearer ', variable: 'ORCHESTRATOR_TOOLS_TOKEN' } },
-        },
-      },
-      env: { ORCHESTRATOR_TOOLS_TOKEN: token },
-    };
+    const token = TOKEN;
+    const delivery = http;
     const command = fakeRuntime(`${ws.root}/remote-fake`, 'gemini', { steps: TURN });
     const hostHome = scratchDir('gemini-tools-host-');
     const host = new LocalRemoteHost({ loginDir: hostHome, loginEnv: { HOME: hostHome } });
@@ -112,7 +104,7 @@ describe('gemini tool delivery', () => {
 
     const mcpServers = {
       [OWN_TOOL_SERVER]: {
-        httpUrl: 'http://127.0.0.1:41234/mcp',
+        httpUrl: 'http://127.0.0.1:40999/mcp',
         headers: { Authorization: 'Bearer ${ORCHESTRATOR_TOOLS_TOKEN}' },
         trust: true,
       },
