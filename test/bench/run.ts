@@ -5,6 +5,7 @@
 import { agentOutput } from './agent-output.js';
 import { apiLoad } from './api-load.js';
 import { claudeParse } from './claude-parse.js';
+import { codexWorkload } from './codex-workload.js';
 import { fileTracker } from './file-tracker.js';
 import { githubPoll } from './github-poll.js';
 import { orchestratorMemory } from './orchestrator-memory.js';
@@ -24,6 +25,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   'github-poll': githubPoll,
   'file-tracker': fileTracker,
   'ssh-launch': sshLaunch,
+  'codex-workload': codexWorkload,
 };
 
 const only = process.argv[2];
