@@ -5,7 +5,8 @@
  * missed, an unchanged file is not parsed again), and looks issues up by id in an
  * index. Every write splices the edited issue's new bytes into the file and replaces
  * it atomically, so the file stays the single source of truth and keeps every other
- * byte the operator wrote.
+ * byte the operator wrote; edits that arrive while a write is under way share the next
+ * one (`group-commit.ts`).
  */
 import { open, stat } from 'node:fs/promises';
 import { TrackerError } from '../../domain/errors.js';
@@ -14,6 +15,7 @@ import type { IssueStateReading, TrackerAdapter, TrackerSettings } from '../../d
 import type { FileTrackerConfig } from './config.js';
 import { applyEdit, type IssueEdit } from './edit.js';
 import { type CachedStamp, canReuse, type FileStamp, isRacy, stampOf } from './freshness.js';
+import { GroupCommit } from './group-commit.js';
 import { formatForPath, IssuesFileError, type ParsedIssuesFile, parseIssues } from './parse.js';
 import { removeStaleTemps, serialised, writeFileAtomic } from './write.js';
 
@@ -50,6 +52,18 @@ export const NODE_FILE_ACCESS: IssuesFileAccess = {
   },
 };
 
+/** What the tracker's writes cost: with batching, `writes` stays well below `edits` under load. */
+export interface FileTrackerStats {
+  writes: number;
+  edits: number;
+}
+
+/** An edit of one issue waiting for the next write. */
+interface QueuedEdit {
+  id: string;
+  edit: (issue: Issue) => IssueEdit | null;
+}
+
 /** The last version of the file this tracker read or wrote. */
 interface CachedFile extends CachedStamp {
   parsed: ParsedIssuesFile;
@@ -67,6 +81,9 @@ export class FileTracker implements TrackerAdapter {
   /** The refresh concurrent reads share, so a changed file is parsed once, not once per caller. */
   private reading: Promise<ParsedIssuesFile> | null = null;
   private staleTempsRemoved: Promise<unknown> | null = null;
+  private readonly commits = new GroupCommit<QueuedEdit>((edits) => this.commitBatch(edits));
+  /** Writes of the file (renames) and the edits they carried, since this tracker was made. */
+  readonly stats: FileTrackerStats = { writes: 0, edits: 0 };
 
   constructor(
     private readonly config: FileTrackerConfig,
@@ -158,8 +175,13 @@ export class FileTracker implements TrackerAdapter {
     );
   }
 
-  /** The current file, shared with any refresh already under way. */
-  private load(): Promise<ParsedIssuesFile> {
+  /**
+   * The current file, shared with any refresh already under way. It waits for the edits this
+   * tracker was asked for before the call, so a read never misses one of its own writes (the
+   * tick that follows a handoff sees it); edits asked for later do not hold it up.
+   */
+  private async load(): Promise<ParsedIssuesFile> {
+    await this.commits.settled();
     this.reading ??= this.refresh().finally(() => {
       this.reading = null;
     });
@@ -204,26 +226,49 @@ export class FileTracker implements TrackerAdapter {
     return index;
   }
 
-  /** Read-modify-write of one issue under the per-file queue; `edit` returning null means nothing to change. */
+  /** Queues an edit of one issue for the next write (see `group-commit.ts`); `edit` returning null means nothing to change. */
   private write(id: string, edit: (issue: Issue) => IssueEdit | null): Promise<void> {
+    return this.commits.submit({ id, edit });
+  }
+
+  /**
+   * One write for a batch of edits, under the per-file queue: one read, each edit applied in
+   * order to the result of the ones before it, one atomic write. An edit that fails alone
+   * (unknown issue, unpreservable value) is left out and reported for its caller only.
+   */
+  private commitBatch(edits: readonly QueuedEdit[]): Promise<unknown[]> {
     const { path } = this.config;
     return serialised(path, async () => {
       // Its own refresh, not a shared one: a read that began before an outside edit must not be edited.
-      const parsed = await this.refresh();
-      const index = this.indexOf(parsed, id);
-      const change = edit(parsed.issues[index] as Issue);
-      if (change === null) return;
-      const result = applyEdit(parsed, index, change, path);
-      if (!result.ok) throw result.error;
+      let parsed = await this.refresh();
+      const failures: unknown[] = [];
+      let changed = 0;
+      for (const [i, { id, edit }] of edits.entries()) {
+        try {
+          const index = this.indexOf(parsed, id);
+          const change = edit(parsed.issues[index] as Issue);
+          if (change === null) continue;
+          const result = applyEdit(parsed, index, change, path);
+          if (!result.ok) throw result.error;
+          parsed = result.parsed;
+          changed++;
+        } catch (err) {
+          failures[i] = err;
+        }
+      }
+      if (changed === 0) return failures;
       try {
-        await writeFileAtomic(path, result.parsed.bytes);
+        await writeFileAtomic(path, parsed.bytes);
       } catch (err) {
         throw new TrackerError('tracker_transport_error', `cannot write ${path}: ${errorText(err)}`, {
           cause: err,
         });
       }
+      this.stats.writes++;
+      this.stats.edits += changed;
       // The new file's stamp is unknown until the next read compares its bytes with these.
-      this.store({ parsed: result.parsed, stamp: null, racy: true });
+      this.store({ parsed, stamp: null, racy: true });
+      return failures;
     });
   }
 }
