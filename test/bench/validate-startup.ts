@@ -1,6 +1,7 @@
 /**
  * `orchestrator validate WORKFLOW.example.md` wall time against `node -e 0`, the
- * floor any Node CLI pays. Target: at most 2.5× (heavy modules load lazily).
+ * floor any Node CLI pays. Target: at most 2.5× (heavy modules load lazily), and the aim
+ * under 2.0×. The ratio is printed unrounded, so a figure just over a bound is not read as met.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import { median, timeCommand } from './stats.js';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const RUNS = 10;
 const TARGET_RATIO = 2.5;
+const AIM_RATIO = 2.0;
 
 export function validateStartup(): void {
   const main = path.join(ROOT, 'dist', 'cli', 'main.js');
@@ -26,6 +28,7 @@ export function validateStartup(): void {
   console.log(`node -e 0:                       median ${median(bare).toFixed(1)} ms over ${RUNS} runs`);
   console.log(`orchestrator validate (example): median ${median(validate).toFixed(1)} ms over ${RUNS} runs`);
   console.log(
-    `ratio ${ratio.toFixed(2)}x (target <= ${TARGET_RATIO}x) ${ratio <= TARGET_RATIO ? 'MET' : 'MISSED'}`,
+    `ratio ${ratio}x (target <= ${TARGET_RATIO}x ${ratio <= TARGET_RATIO ? 'MET' : 'MISSED'}; ` +
+      `aim < ${AIM_RATIO}x ${ratio < AIM_RATIO ? 'MET' : 'MISSED'})`,
   );
 }
