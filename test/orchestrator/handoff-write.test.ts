@@ -19,7 +19,7 @@ import { SYSTEM_CLOCK } from '../../src/orchestrator/ports.js';
 import { openStore } from '../../src/persistence/index.js';
 import { FileTracker } from '../../src/tracker/file/adapter.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
-import { notRun } from '../../src/workspace/place.js';
+import { fixedWorkspaces } from './harness.js';
 
 const AGENTS = 32;
 const ISSUES = AGENTS + 1;
@@ -149,13 +149,7 @@ function setUp() {
     workflow: { current: () => workflow, reload: noop },
     tracker,
     agent: { adapter: agent, kind },
-    workspaces: {
-      prepare: async () => ({ ok: true, workspace: { path: dir, createdNow: false } }),
-      afterRun: async () => null,
-      runCommand: async () => notRun('[no commands in this test]'),
-      remove: async () => ({ removed: false, error: null }),
-      existingKeys: async () => [],
-    },
+    workspaces: fixedWorkspaces(dir),
     store,
     proofs: { get: () => Date.now(), put: noop },
     agentEnv: {},

@@ -218,14 +218,7 @@ export function harness(options: HarnessOptions) {
     workflow: { current: () => loaded.workflow, reload: noop },
     tracker,
     agent: { adapter, kind },
-    workspaces: {
-      prepare: async () => ({ ok: true, workspace: { path: dir, createdNow: false } }),
-      afterRun: async () => null,
-      runCommand: async () => notRun('[no commands in this test]'),
-      remove: async () => ({ removed: false, error: null }),
-      existingKeys: async () => [],
-      ...options.workspaces,
-    },
+    workspaces: { ...fixedWorkspaces(dir), ...options.workspaces },
     store: options.wrapStore === undefined ? store : options.wrapStore(store),
     // Every credential proof is fresh: these tests are about what follows it.
     proofs: { get: () => clock.nowMs(), put: noop },
@@ -270,5 +263,16 @@ export function harness(options: HarnessOptions) {
     comments,
     transitions,
     adapter,
+  };
+}
+
+/** Workspaces that are all `dir`, already there, with no hooks or commands to run. */
+export function fixedWorkspaces(dir: string): Workspaces {
+  return {
+    prepare: async () => ({ ok: true, workspace: { path: dir, createdNow: false } }),
+    afterRun: async () => null,
+    runCommand: async () => notRun('[no commands in this test]'),
+    remove: async () => ({ removed: false, error: null }),
+    existingKeys: async () => [],
   };
 }
