@@ -16,7 +16,7 @@ import type { Diagnostic } from '../domain/diagnostic.js';
 import type { ForgeAdapter } from '../domain/forge.js';
 import type { TrackerAdapter } from '../domain/tracker.js';
 import { instrumentTracker } from '../observability/instrument-tracker.js';
-import { createLogger, type LogFormat, type LogLevel, maskLine } from '../observability/logger.js';
+import { createLogger, type LogFormat, type LogLevel } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import type { Observation } from '../orchestrator/observations.js';
 import { Orchestrator } from '../orchestrator/orchestrator.js';
@@ -103,23 +103,17 @@ export async function runService(
     format: options.logFormat ?? config.logging.format,
     secrets,
   });
-  const secretSet = new Set<string>();
+  // The log's values also mask the API and the metrics (`log.mask`); the agents' events have their own.
+  registerSecrets(secrets);
   /** Masks `values` from now on in the log, the agents' events, the metrics and the API. */
   const addSecrets = (values: readonly string[]) => {
     registerSecrets(values);
-    for (const value of values) {
-      log.addSecret(value);
-      if (value.length >= 4) secretSet.add(value);
-    }
+    for (const value of values) log.addSecret(value);
   };
-  addSecrets(secrets);
   /** Stops masking values that are secrets no more (a session token once its session ended). */
   const forgetMasked = (values: readonly string[]) => {
     forgetSecrets(values);
-    for (const value of values) {
-      log.removeSecret(value);
-      secretSet.delete(value);
-    }
+    for (const value of values) log.removeSecret(value);
   };
 
   const kind = agentKind(config.agent.kind);
@@ -334,13 +328,13 @@ export async function runService(
         refresh: () => service.requestRefresh(),
         metrics: async () => {
           const exposition = await metrics.exposition();
-          return { ...exposition, body: maskLine(exposition.body, secretSet) };
+          return { ...exposition, body: log.mask(exposition.body) };
         },
         subscribe: (listener) => {
           listeners.add(listener);
           return () => listeners.delete(listener);
         },
-        mask: (text) => maskLine(text, secretSet),
+        mask: (text) => log.mask(text),
       },
       {
         host: bind.host,

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { MASK, MaskedValues } from '../domain/masked-values.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'auto' | 'json' | 'pretty';
@@ -23,22 +24,18 @@ export interface AppLogger {
   addSecret(value: string): void;
   /** Stops masking a value added before (one that is no longer a secret: a dead session token). */
   removeSecret(value: string): void;
+  /** `text` masked as the log masks its lines (for output that is not the log: the API, metrics). */
+  mask(text: string): string;
   flush(): void;
 }
 
-export const MASK = '***';
+export { MASK };
+
 const require_ = createRequire(import.meta.url);
-const MIN_SECRET_LENGTH = 4;
 
 /** Replaces every secret value in a serialised line, including its JSON-escaped spelling. */
-export function maskLine(line: string, secrets: ReadonlySet<string>): string {
-  let out = line;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    out = out.split(secret).join(MASK);
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret) out = out.split(escaped).join(MASK);
-  }
-  return out;
+export function maskLine(line: string, secrets: Iterable<string>): string {
+  return new MaskedValues(secrets).mask(line, true);
 }
 
 export interface LoggerOptions {
@@ -80,11 +77,8 @@ function oneLine(text: string): string {
 /** Creates the application logger. */
 export function createLogger(options: LoggerOptions): AppLogger {
   const destination = options.destination ?? process.stdout;
-  const secrets = new Set<string>();
-  const addSecret = (value: string) => {
-    if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
-  };
-  for (const s of options.secrets ?? []) addSecret(s);
+  const secrets = new MaskedValues(options.secrets);
+  const mask = (text: string) => secrets.mask(text, true);
   const pretty = options.format === 'pretty' || (options.format === 'auto' && destination.isTTY === true);
   let sink: NodeJS.WritableStream = destination;
   if (pretty) {
@@ -102,7 +96,7 @@ export function createLogger(options: LoggerOptions): AppLogger {
   }
   const masking = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      sink.write(maskLine(chunk.toString('utf8'), secrets));
+      sink.write(mask(chunk.toString('utf8')));
       callback();
     },
   });
@@ -115,10 +109,9 @@ export function createLogger(options: LoggerOptions): AppLogger {
     info: (fields, message) => logger.info(fields, message),
     warn: (fields, message) => logger.warn(fields, message),
     error: (fields, message) => logger.error(fields, message),
-    addSecret,
-    removeSecret: (value) => {
-      secrets.delete(value);
-    },
+    addSecret: (value) => secrets.add([value]),
+    removeSecret: (value) => secrets.delete([value]),
+    mask,
     flush: () => logger.flush(),
   };
 }

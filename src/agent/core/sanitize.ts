@@ -4,20 +4,21 @@
  * streams or serves it. Adapters pass text as the runtime sent it.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { MASK, MaskedValues } from '../../domain/masked-values.js';
+
+export { MASK };
 
 /** Secret values to mask wherever they appear, registered by the composition root. */
-const secrets = new Set<string>();
-const MIN_SECRET_LENGTH = 4;
-export const MASK = '***';
+const secrets = new MaskedValues();
 
 /** Registers secret values (tokens, credentials) to be masked in every sanitised text. */
 export function registerSecrets(values: Iterable<string>): void {
-  for (const v of values) if (v.length >= MIN_SECRET_LENGTH) secrets.add(v);
+  secrets.add(values);
 }
 
 /** Stops masking `values` (a session's token once the session ended, so the set stays small). */
 export function forgetSecrets(values: Iterable<string>): void {
-  for (const v of values) secrets.delete(v);
+  secrets.delete(values);
 }
 
 /** Forgets every registered secret (tests). */
@@ -27,9 +28,7 @@ export function clearSecrets(): void {
 
 /** Replaces every registered secret value in `text`. */
 export function maskSecrets(text: string): string {
-  let out = text;
-  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join(MASK);
-  return out;
+  return secrets.mask(text);
 }
 
 const SHELL_WRAPPER =
