@@ -108,9 +108,8 @@ async function trackerQuery(tool: TrackerQueryTool, args: unknown): Promise<Tool
     if (answer.ok) return { ok: true, value: answer.data };
     if (answer.reason === 'failed') return fail('tool_backend_failed', safeErrorMessage(answer.message));
     const text = maskCredentialShapes(answer.message.replace(/\s*\n\s*/g, '; '));
-    const message =
-      text.length > MAX_QUERY_REFUSAL_CHARS ? `${text.slice(0, MAX_QUERY_REFUSAL_CHARS - 1)}…` : text;
-    return fail(answer.reason === 'invalid' ? 'tool_invalid_arguments' : 'tool_forbidden', message);
+    const code = answer.reason === 'invalid' ? 'tool_invalid_arguments' : 'tool_forbidden';
+    return fail(code, clip(text, MAX_QUERY_REFUSAL_CHARS));
   } catch (error) {
     return fail('tool_backend_failed', safeErrorMessage(error));
   }
@@ -282,10 +281,12 @@ export function maskCredentialShapes(text: string): string {
 export function safeErrorMessage(error: unknown): string {
   const raw = error instanceof Error ? error.message : typeof error === 'string' ? error : 'unknown error';
   const firstLine = (raw.split('\n')[0] ?? '').trim() || 'unknown error';
-  const masked = maskCredentialShapes(firstLine);
-  return masked.length > MAX_ERROR_MESSAGE_CHARS
-    ? `${masked.slice(0, MAX_ERROR_MESSAGE_CHARS - 1)}…`
-    : masked;
+  return clip(maskCredentialShapes(firstLine), MAX_ERROR_MESSAGE_CHARS);
+}
+
+/** `text` cut to `maxChars`, its last character an ellipsis when cut. */
+function clip(text: string, maxChars: number): string {
+  return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
 }
 
 function assertNever(value: never): never {
