@@ -41,6 +41,7 @@ import {
 import { payloadError, redactor } from './errors.js';
 import { type Page, readComments, readIssue, readPage, readStateReading } from './normalise.js';
 import { LinearQueryTool } from './query-tool.js';
+import { record, str } from './values.js';
 
 /** Ids (or identifiers) asked for in one state request. */
 const BATCH_SIZE = 50;
@@ -379,14 +380,4 @@ function missingCursor(what: string, page: number): TrackerError {
 
 function lower(value: string): string {
   return value.toLowerCase();
-}
-
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function record(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
 }

@@ -10,6 +10,7 @@
 import type { BlockerRef, Issue, IssueComment } from '../../domain/issue.js';
 import type { IssueStateReading } from '../../domain/tracker.js';
 import { payloadError } from './errors.js';
+import { record } from './values.js';
 
 /** One page of a connection. */
 export interface Page {
@@ -166,10 +167,4 @@ function nestedNodes(connection: unknown): { nodes: unknown[]; more: boolean } {
 
 function nonEmpty(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value : null;
-}
-
-function record(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
 }

@@ -61,6 +61,7 @@ import {
 } from 'graphql';
 import { TrackerError } from '../../domain/errors.js';
 import type { TrackerQueryAnswer, TrackerQueryTool } from '../../domain/tracker.js';
+import { record, str } from './values.js';
 
 /** The tool's name as agents see it. */
 export const LINEAR_QUERY_TOOL_NAME = 'linear_graphql';
@@ -417,17 +418,17 @@ export class LinearQueryTool implements TrackerQueryTool {
   private isProjectFilter(entity: string, value: unknown): boolean {
     const keys = presentKeys(value);
     if (entity === 'Issue')
-      return keys.length === 1 && keys[0] === 'slugId' && this.isSlugEq(record(value).slugId);
+      return keys.length === 1 && keys[0] === 'slugId' && this.isSlugEq(record(value)?.slugId);
     if (entity === 'Comment')
       return (
-        keys.length === 1 && keys[0] === 'project' && this.isProjectFilter('Issue', record(value).project)
+        keys.length === 1 && keys[0] === 'project' && this.isProjectFilter('Issue', record(value)?.project)
       );
     return false;
   }
 
   private isSlugEq(value: unknown): boolean {
     const keys = presentKeys(value);
-    return keys.length === 1 && keys[0] === 'eq' && record(value).eq === this.slug;
+    return keys.length === 1 && keys[0] === 'eq' && record(value)?.eq === this.slug;
   }
 
   private projectFilterText(entity: string): string {
@@ -492,11 +493,11 @@ export class LinearQueryTool implements TrackerQueryTool {
   /** Why a checked object is outside the project, or null when it is inside. */
   private outside(entity: ScopedEntity, object: Record<string, unknown>): string | null {
     const ref = typeof object[`${PREFIX}Ref`] === 'string' ? (object[`${PREFIX}Ref`] as string) : '?';
-    const inProject = (placed: unknown) => str(record(record(placed).project).slugId) === this.slug;
+    const inProject = (placed: unknown) => str(record(record(placed)?.project)?.slugId) === this.slug;
     const filter = `filter by project: { slugId: { eq: "${this.slug}" } }`;
     switch (entity) {
       case 'Issue':
-        return str(record(object[`${PREFIX}Project`]).slugId) === this.slug
+        return str(record(object[`${PREFIX}Project`])?.slugId) === this.slug
           ? null
           : `the answer holds issue ${ref}, which is not in the project ${this.slug}: ${filter}`;
       case 'Project':
@@ -661,14 +662,4 @@ function presentKeys(value: unknown): string[] {
   return Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== null && v !== undefined)
     .map(([k]) => k);
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
-}
-
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
 }
