@@ -7,16 +7,14 @@
  * rather than execa because the skeleton needs exactly its `spawn`/`error`/`exit`
  * events and raw streams, and nothing of execa's buffering or rejection.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { getPriority, setPriority } from 'node:os';
 import type { Writable } from 'node:stream';
 import type { ProcessExit } from './exit.js';
+import { type LaunchedProcess, type LaunchFailure, launchProcess } from './launcher.js';
 import { DEFAULT_MAX_LINE_BYTES, type LineResult, splitLines } from './lines.js';
 import { HAS_PROC_TABLE, listLiveProcesses, sendSignal, signalExists } from './proc-table.js';
 import { trackLocalLeftovers } from './reap.js';
-import { SpawnPacer } from './spawn-pacing.js';
 import { BoundedStderr, type BoundedStderrOptions } from './stderr.js';
 
 export interface SpawnAgentProcessParams {
@@ -115,9 +113,6 @@ process.once('exit', () => {
   }
 });
 
-/** Agent starts share one pacer: the event loop they block is the one every session and request shares. */
-const agentStarts = new SpawnPacer();
-
 const POLL_INTERVAL_MS = 10;
 /** How long `terminateGroup` waits for the group to vanish after SIGKILL. */
 const KILL_SETTLE_MS = 2_000;
@@ -127,54 +122,16 @@ export async function spawnAgentProcess(params: SpawnAgentProcessParams): Promis
   const cwdProblem = await checkCwd(params.cwd);
   if (cwdProblem !== null) return { ok: false, code: 'bad_cwd', message: cwdProblem };
 
-  let child: ChildProcess;
-  try {
-    child = await agentStarts.run(() => {
-      const started = spawn(params.command, [...params.args], {
-        cwd: params.cwd,
-        env: { ...params.env },
-        detached: true,
-        stdio: [params.stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-        windowsHide: true,
-      });
-      lowerPriority(started.pid, params.niceness ?? 0);
-      return started;
-    });
-  } catch (error) {
-    return {
-      ok: false,
-      code: 'spawn_failed',
-      message: `cannot start ${params.command}: ${errorMessage(error)}`,
-    };
-  }
-  const exited = new Promise<ProcessExit>((resolve) => {
-    child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
+  const launched = await launchProcess({
+    command: params.command,
+    args: params.args,
+    cwd: params.cwd,
+    env: params.env,
+    stdin: params.stdin === 'ignore' ? 'ignore' : 'pipe',
+    niceness: params.niceness ?? 0,
   });
-
-  const started = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
-    child.once('spawn', () => resolve(null));
-    child.once('error', (error) => resolve(error));
-  });
-  // Later errors (a failed kill) must not crash the process; they surface through `exited` or the group checks.
-  child.on('error', () => {});
-  if (started !== null || child.pid === undefined) {
-    return classifySpawnError(params, started);
-  }
-  return { ok: true, process: new ChildAgentProcess(child, child.pid, exited, params) };
-}
-
-/**
- * Runs the agent below the service's CPU priority: while hundreds of agents boot, the service
- * must still answer its API and timers promptly (docs/performance.md, api-load). Raising one's
- * own child's niceness needs no privilege; a failure (the child already gone) changes nothing.
- */
-function lowerPriority(pid: number | undefined, niceness: number): void {
-  if (pid === undefined || niceness <= 0) return;
-  try {
-    setPriority(pid, Math.min(19, getPriority(0) + niceness));
-  } catch {
-    // Gone already: its exit is reported as usual.
-  }
+  if (!launched.ok) return classifySpawnError(params, launched.failure);
+  return { ok: true, process: new ChildAgentProcess(launched.process, params) };
 }
 
 class ChildAgentProcess implements AgentProcess {
@@ -183,16 +140,15 @@ class ChildAgentProcess implements AgentProcess {
   readonly stderr: BoundedStderr;
   readonly input: Writable | null;
 
-  constructor(
-    child: ChildProcess,
-    readonly pid: number,
-    readonly exited: Promise<ProcessExit>,
-    params: SpawnAgentProcessParams,
-  ) {
-    this.pgid = pid;
+  readonly pid: number;
+  readonly exited: Promise<ProcessExit>;
+
+  constructor(child: LaunchedProcess, params: SpawnAgentProcessParams) {
+    this.pid = child.pid;
+    this.exited = child.exited;
+    this.pgid = child.pid;
     liveGroups.add(this.pgid);
     const { stdin, stdout, stderr } = child;
-    if (!stdout || !stderr) throw new Error('spawned agent process has no stdout or stderr pipe');
     this.input = null;
     if (stdin && params.stdin !== 'ignore') {
       // A child that exits without reading its prompt makes the write fail with EPIPE: not our error to raise.
@@ -203,7 +159,7 @@ class ChildAgentProcess implements AgentProcess {
     stdout.on('error', () => {});
     this.stderr = new BoundedStderr(params.stderr).attach(stderr);
     this.lines = splitLines(stdout, { maxLineBytes: params.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES });
-    void exited.then(() => {
+    void this.exited.then(() => {
       if (!this.groupAlive()) liveGroups.delete(this.pgid);
     });
   }
@@ -261,11 +217,10 @@ async function checkCwd(cwd: string): Promise<string | null> {
 
 async function classifySpawnError(
   params: SpawnAgentProcessParams,
-  error: NodeJS.ErrnoException | null,
+  failure: LaunchFailure,
 ): Promise<SpawnFailure> {
-  const reason = error === null ? 'no pid was assigned' : errorMessage(error);
-  const message = `cannot start ${params.command}: ${reason}`;
-  switch (error?.code) {
+  const message = `cannot start ${params.command}: ${failure.message}`;
+  switch (failure.code) {
     case 'ENOENT':
     case 'ENOTDIR': {
       // Node reports a working directory that vanished after the check as ENOENT too.

@@ -1,9 +1,10 @@
 /**
- * Agent starts are paced: `spawn` blocks the event loop until the child has exec'd (tens of
- * milliseconds on a loaded machine), so a tick that starts hundreds of agents must neither spawn
- * them in one loop turn nor back to back: after a start that blocked for d ms the next waits
- * 8 × d ms, and HTTP requests and timers run in between. Loop turns are counted by a
- * setImmediate chain, which advances once per turn of the event loop.
+ * Agents start from the launcher process, so the service's own `spawn`, which blocks the event
+ * loop until the child has exec'd (tens of milliseconds on a loaded machine), runs once for the
+ * launcher and never per agent. Without the launcher, starts are paced: a tick that starts
+ * hundreds of agents must neither spawn them in one loop turn nor back to back: after a start
+ * that blocked for d ms the next waits 8 × d ms, and HTTP requests and timers run in between.
+ * Loop turns are counted by a setImmediate chain, which advances once per turn of the event loop.
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
@@ -19,6 +20,7 @@ vi.mock('node:child_process', async (importOriginal) => {
 });
 
 const { spawnAgentProcess } = await import('../../../../src/agent/core/process/spawn.js');
+const { setLaunchMode } = await import('../../../../src/agent/core/process/launcher.js');
 const { DEFAULT_SPAWN_PACING, SpawnPacer } = await import(
   '../../../../src/agent/core/process/spawn-pacing.js'
 );
@@ -107,8 +109,8 @@ describe('spawn pacing', () => {
     await expect(next).resolves.toBe('started');
   });
 
-  it('agents started together are spawned in different event-loop turns', async () => {
-    countTurns();
+  /** Starts six agents at once and waits for their ends; the turns of the service's own spawns are recorded. */
+  async function startSix(): Promise<void> {
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
         spawnAgentProcess({
@@ -124,7 +126,27 @@ describe('spawn pacing', () => {
       expect(result.ok).toBe(true);
       if (result.ok) await result.process.exited;
     }
-    expect(recorded.turns).toHaveLength(6);
-    expect(new Set(recorded.turns).size).toBe(6);
+  }
+
+  it('agents started together without the launcher are spawned in different event-loop turns', async () => {
+    setLaunchMode('direct');
+    try {
+      recorded.turns.length = 0;
+      countTurns();
+      await startSix();
+      expect(recorded.turns).toHaveLength(6);
+      expect(new Set(recorded.turns).size).toBe(6);
+    } finally {
+      setLaunchMode('launcher');
+    }
+  });
+
+  it('through the launcher the service spawns no agent itself: six agents, one spawn (the launcher)', async () => {
+    recorded.turns.length = 0;
+    await startSix();
+    expect(recorded.turns).toHaveLength(1);
+    recorded.turns.length = 0;
+    await startSix();
+    expect(recorded.turns).toHaveLength(0);
   });
 });
