@@ -18,6 +18,10 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 # Where scripts/install-node-lts.sh puts each version (same variable, same default).
 NODE_DIR=$(realpath -m "${NODE_LTS_DIR:-.cache/node}")
+# The real agent CLIs the checkout installed (scripts/install-agent-clis.sh): the copies have no
+# .cache of their own, so the real-CLI tests in them are pointed here.
+export AGENT_CLIS_DIR
+AGENT_CLIS_DIR=$(realpath -m "${AGENT_CLIS_DIR:-.cache/agent-clis}")
 
 # The files where behaviour depends on the Node version, not the whole suite (that runs on the
 # machine's Node): SQLite (native addon) and a store that survives a killed process; the built
