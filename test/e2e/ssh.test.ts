@@ -24,7 +24,7 @@ import {
   waitIdle,
 } from '../support/service.js';
 import { type SshSession, useSshHost, watchCommandLines } from '../support/ssh-session.js';
-import { pollUntil, remoteProcesses } from '../support/sshd.js';
+import { pollUntil, remoteProcesses, testUserName } from '../support/sshd.js';
 
 useServiceCleanup();
 
@@ -32,8 +32,8 @@ const CREDENTIAL = 'mock-remote-cred-7c41e9a2d05b';
 
 let agent: RemoteAgent;
 // Each host its own user; the second authorizes the first's client key, so one key reaches both.
-const hostA = useSshHost('orchssh-e2e-a');
-const hostB = useSshHost('orchssh-e2e-b', { clientKeyPath: () => hostA.sshd.clientKeyPath });
+const hostA = useSshHost(testUserName('orchssh-e2e-a'));
+const hostB = useSshHost(testUserName('orchssh-e2e-b'), { clientKeyPath: () => hostA.sshd.clientKeyPath });
 
 beforeAll(() => {
   agent = installMockAgent();

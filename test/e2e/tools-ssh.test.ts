@@ -26,6 +26,7 @@ import { itHasThePinnedCli } from '../support/pinned-cli.js';
 import { installRealCli, type RemoteCli } from '../support/remote-agent.js';
 import { useServiceCleanup } from '../support/service.js';
 import { userProcesses, useSshHost, watchCommandLines } from '../support/ssh-session.js';
+import { testUserName } from '../support/sshd.js';
 import { expectToolCase, startToolCase, TOOL_CALLS } from '../support/tool-session.js';
 
 const plan = realCliPlan();
@@ -33,7 +34,7 @@ if (!plan.run) console.warn(`tools over SSH with the real Claude Code skipped: $
 
 useServiceCleanup();
 
-const USER = 'orchssh-tools';
+const USER = testUserName('orchssh-tools');
 const API_KEY = `sk-ant-tools-${randomBytes(12).toString('hex')}`;
 const TOKEN_VAR = 'ORCHESTRATOR_TOOLS_TOKEN';
 const ssh = useSshHost(USER, { skip: !plan.run });

@@ -17,10 +17,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { restartSshd, useSshHost } from '../support/ssh-session.js';
-import { pollUntil, type Sshd, startSshd } from '../support/sshd.js';
+import { pollUntil, type Sshd, startSshd, testUserName } from '../support/sshd.js';
 import { closeAll, freshHost, hostsFor } from './support.js';
 
-const USER = 'orchssh-conn';
+const USER = testUserName('orchssh-conn');
 const ssh = useSshHost(USER);
 const extraServers: Sshd[] = [];
 

@@ -6,10 +6,10 @@
 import net from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { restartSshd } from '../support/ssh-session.js';
-import { type Sshd, startSshd } from '../support/sshd.js';
+import { type Sshd, startSshd, testUserName } from '../support/sshd.js';
 import { freshHost, hostsFor, useTestSshd } from './support.js';
 
-const USER = 'orchssh-fwd';
+const USER = testUserName('orchssh-fwd');
 const ssh = useTestSshd(USER);
 const extraServers: Sshd[] = [];
 let local: net.Server;

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { userProcesses } from '../support/ssh-session.js';
-import { allCommandLines, pollUntil } from '../support/sshd.js';
+import { allCommandLines, pollUntil, testUserName } from '../support/sshd.js';
 import { collect, finish, firstOutput, freshHost, hostsFor, useTestSshd } from './support.js';
 
-const USER = 'orchssh-launch';
+const USER = testUserName('orchssh-launch');
 const ssh = useTestSshd(USER);
 
 describe('launch', () => {

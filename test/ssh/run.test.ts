@@ -1,13 +1,13 @@
 /** `run` against a real sshd: merged output, caps, timeouts and aborts that kill the whole remote group. */
 import { describe, expect, it } from 'vitest';
 import { userProcesses } from '../support/ssh-session.js';
-import { pollUntil } from '../support/sshd.js';
+import { pollUntil, testUserName } from '../support/sshd.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 import { freshHost, hostsFor, useTestSshd } from './support.js';
 
-const USER = 'orchssh-run';
+const USER = testUserName('orchssh-run');
 const ssh = useTestSshd(USER);
 
 describe('run', () => {

@@ -99,6 +99,19 @@ export interface Sshd {
 
 /** Every test user's name starts with this; the sweep touches no other account. */
 export const TEST_USER_PREFIX = 'orchssh';
+
+/**
+ * A test file's user name: `base`, plus the run's tag when another test run shares the machine
+ * (ORCHESTRATOR_TEST_USER_TAG; CI runs the Node 22/24 tests beside the main run), so that two
+ * runs of the same file never share, and remove under each other, one account.
+ */
+export function testUserName(base: string): string {
+  const tag = process.env.ORCHESTRATOR_TEST_USER_TAG ?? '';
+  if (tag === '') return base;
+  if (!/^[a-z0-9]{1,6}$/.test(tag))
+    throw new Error(`ORCHESTRATOR_TEST_USER_TAG must be 1-6 of a-z0-9, not ${tag}`);
+  return `${base}-${tag}`;
+}
 /** The comment-field mark of a test user: this text, then the pid of the process that claimed it. */
 const CLAIM_MARK = 'orchestrator test user pid ';
 

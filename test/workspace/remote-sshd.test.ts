@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshHosts } from '../../src/ssh/index.js';
 import type { HookResult } from '../../src/workspace/hooks.js';
 import { RemoteWorkspaceManager } from '../../src/workspace/remote.js';
-import { ensureTestUser, type Sshd, startSshd, type TestUser } from '../support/sshd.js';
+import { ensureTestUser, type Sshd, startSshd, type TestUser, testUserName } from '../support/sshd.js';
 import { noHooks } from './support.js';
 
 let user: TestUser;
@@ -23,7 +23,7 @@ let knownHostsDir: string;
 let root: string;
 
 beforeAll(async () => {
-  user = ensureTestUser('orchssh-ws');
+  user = ensureTestUser(testUserName('orchssh-ws'));
   sshd = await startSshd({ user: user.name });
   knownHostsDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'remote-ws-known-'));
   const knownHostsFile = path.join(knownHostsDir, 'known_hosts');

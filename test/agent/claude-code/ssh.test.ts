@@ -34,6 +34,7 @@ import {
   watchCommandLines,
   withoutForks,
 } from '../../support/ssh-session.js';
+import { testUserName } from '../../support/sshd.js';
 import {
   adapterOf,
   CLAUDE_CLI,
@@ -53,7 +54,7 @@ const plan = realCliPlan();
 if (!plan.run) console.warn(`claude-code over SSH tests skipped: ${plan.reason}`);
 
 /** Used by this file only: every process of it is this file's. */
-const USER = 'orchssh-claude';
+const USER = testUserName('orchssh-claude');
 /** A key no other test uses, so finding it in a command line can only mean this file leaked it. */
 const API_KEY = `sk-ant-ssh-${randomBytes(12).toString('hex')}`;
 /** The CLI inside its package folder (what the wrapper `exec`s). */

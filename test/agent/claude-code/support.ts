@@ -24,6 +24,7 @@ import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
 import { REPO_ROOT } from '../../support/cli.js';
 import { type AnthropicReply, answersToolCall, offeredTools } from '../../support/fake-model/anthropic.js';
 import type { RecordedRequest } from '../../support/fake-model/server.js';
+import { AGENT_CLIS_DIR } from '../../support/headless-cli.js';
 import { TOOL_CALLS } from '../../support/tool-session.js';
 
 export { workspaceRoot } from '../contracts/builtin-stream.js';
@@ -39,7 +40,7 @@ export function sharedFixturesMissing(): string | null {
 }
 
 /** The folder scripts/install-agent-clis.sh installs the pinned Claude Code package into. */
-export const CLAUDE_INSTALL_DIR = path.join(REPO_ROOT, '.cache', 'agent-clis', 'claude');
+export const CLAUDE_INSTALL_DIR = path.join(AGENT_CLIS_DIR, 'claude');
 
 /** Where scripts/install-agent-clis.sh puts the pinned Claude Code. */
 export const CLAUDE_CLI = path.join(CLAUDE_INSTALL_DIR, 'node_modules', '.bin', 'claude');

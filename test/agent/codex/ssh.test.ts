@@ -38,6 +38,7 @@ import {
   useSshHost,
   watchCommandLines,
 } from '../../support/ssh-session.js';
+import { testUserName } from '../../support/sshd.js';
 import {
   CODEX_BIN,
   CODEX_VERSION,
@@ -58,7 +59,7 @@ const skip = realCodexSkipReason();
 if (skip !== null) console.warn(`codex over SSH tests skipped: ${skip}`);
 
 /** Used by this file only: every process of it is this file's. */
-const USER = 'orchssh-codex';
+const USER = testUserName('orchssh-codex');
 /** A key no other test uses, so finding it in a command line can only mean this file leaked it. */
 const API_KEY = `sk-codex-ssh-${randomBytes(12).toString('hex')}`;
 /** The package folder the install script made, and the CLI inside it (what the wrapper `exec`s). */

@@ -35,6 +35,7 @@ import {
   watchCommandLines,
   withoutForks,
 } from '../../support/ssh-session.js';
+import { testUserName } from '../../support/sshd.js';
 import { GEMINI_BIN, GEMINI_MODEL } from './real-cli.js';
 import { adapterOf, counts, ofType, runTurn, startParams } from './support.js';
 
@@ -42,7 +43,7 @@ const plan = pinnedCliPlan('gemini', 'gemini');
 if (!plan.run) console.warn(`gemini over SSH tests skipped: ${plan.reason}`);
 
 /** Used by this file only: every process of it is this file's. */
-const USER = 'orchssh-gemini';
+const USER = testUserName('orchssh-gemini');
 /** A key no other test uses, so finding it in a command line can only mean this file leaked it. */
 const API_KEY = `gemini-ssh-${randomBytes(12).toString('hex')}`;
 const INSTALL_DIR = path.join(AGENT_CLIS_DIR, 'gemini');
