@@ -13,7 +13,8 @@ export const MIN_SECRET_LENGTH = 4;
 
 export class MaskedValues {
   readonly #values = new Set<string>();
-  #ordered: string[] | null = [];
+  /** Longest first, each with its JSON-escaped spelling when that differs: built once per change, not per line. */
+  #ordered: { value: string; spelled: string | null }[] | null = [];
 
   constructor(values: Iterable<string> = []) {
     this.add(values);
@@ -40,13 +41,17 @@ export class MaskedValues {
 
   /** `text` with every value replaced by MASK, longest first; `escaped` also masks a value's JSON-escaped spelling. */
   mask(text: string, escaped = false): string {
-    this.#ordered ??= [...this.#values].sort((a, b) => b.length - a.length);
+    this.#ordered ??= [...this.#values]
+      .sort((a, b) => b.length - a.length)
+      .map((value) => {
+        const spelled = JSON.stringify(value).slice(1, -1);
+        return { value, spelled: spelled === value ? null : spelled };
+      });
     let out = text;
-    for (const value of this.#ordered) {
-      out = out.split(value).join(MASK);
-      if (!escaped) continue;
-      const spelled = JSON.stringify(value).slice(1, -1);
-      if (spelled !== value) out = out.split(spelled).join(MASK);
+    // `includes` first: most lines hold no secret, and a search allocates nothing.
+    for (const { value, spelled } of this.#ordered) {
+      if (out.includes(value)) out = out.split(value).join(MASK);
+      if (escaped && spelled !== null && out.includes(spelled)) out = out.split(spelled).join(MASK);
     }
     return out;
   }
