@@ -16,8 +16,10 @@
  * remote port when the host still has it free, so sessions already told the port keep it.
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import net from 'node:net';
-import ssh2, { type ClientChannel, type ConnectConfig } from 'ssh2';
+import type * as Ssh2 from 'ssh2';
+import type { ClientChannel, ConnectConfig } from 'ssh2';
 import type { RemoteFailure } from '../domain/remote.js';
 import {
   afterFailure,
@@ -27,6 +29,18 @@ import {
   FRESH_BACKOFF,
 } from './backoff.js';
 import { type KnownHostsFile, preferredHostKeyAlgorithms } from './host-keys.js';
+
+const requireModule = createRequire(import.meta.url);
+let ssh2Module: typeof Ssh2 | null = null;
+/**
+ * ssh2, loaded on first use: a service without SSH hosts never opens a connection, and ssh2
+ * costs 16 MB of resident memory as soon as it loads (its WebAssembly poly1305 reserves its
+ * memory), a sixth of the idle service (docs/performance.md, codex-workload).
+ */
+function ssh2(): typeof Ssh2 {
+  ssh2Module ??= requireModule('ssh2') as typeof Ssh2;
+  return ssh2Module;
+}
 
 /** sshd's default `MaxSessions`: channels one connection may carry at once. */
 export const DEFAULT_MAX_CHANNELS_PER_CONNECTION = 10;
@@ -56,7 +70,7 @@ export type ForwardResult = { ok: true; remotePort: number } | RemoteFailure;
 
 /** One ssh2 client and the channels it carries. */
 interface Connection {
-  client: ssh2.Client;
+  client: Ssh2.Client;
   channels: number;
   closed: boolean;
   /** Resolves once the client has closed. */
@@ -234,7 +248,7 @@ export class HostConnections {
     const knownTypes = await settings.knownHosts.knownKeyTypes(settings.host, settings.port).catch(() => []);
 
     this.#attempts += 1;
-    const client = new ssh2.Client();
+    const client = new (ssh2().Client)();
     let hostKeyRefusal: string | null = null;
     const config: ConnectConfig = {
       host: settings.host,
@@ -244,7 +258,7 @@ export class HostConnections {
       readyTimeout: settings.connectTimeoutMs,
       keepaliveInterval: settings.keepaliveIntervalMs,
       keepaliveCountMax: settings.keepaliveCountMax,
-      algorithms: { serverHostKey: preferredHostKeyAlgorithms(knownTypes) as ssh2.ServerHostKeyAlgorithm[] },
+      algorithms: { serverHostKey: preferredHostKeyAlgorithms(knownTypes) as Ssh2.ServerHostKeyAlgorithm[] },
       hostVerifier: (key: Buffer, verify: (valid: boolean) => void) => {
         settings.knownHosts.verify(settings.host, settings.port, key).then(
           (result) => {
@@ -343,7 +357,7 @@ export class HostConnections {
 
 /** Asks the host to listen on its loopback at `port` (0 = any free one); the port bound. */
 function bindRemotePort(
-  client: ssh2.Client,
+  client: Ssh2.Client,
   port: number,
 ): Promise<{ ok: true; port: number } | { ok: false; message: string }> {
   return new Promise((resolve) => {
@@ -394,7 +408,7 @@ async function authConfig(
         message: `cannot read identity file ${settings.identityFile}: ${errorMessage(error)}`,
       };
     }
-    const parsed = ssh2.utils.parseKey(key);
+    const parsed = ssh2().utils.parseKey(key);
     if (parsed instanceof Error) {
       return {
         ok: false,

@@ -94,6 +94,8 @@ interface Settings {
   runs: number;
   scrapeMs: number;
   cpuProfDir: string | null;
+  /** BENCH_HEAP_SNAPSHOT=<dir>: one heap snapshot of the service when half the issues are handed off. */
+  heapSnapshotDir: string | null;
   keep: boolean;
 }
 
@@ -112,6 +114,7 @@ function settings(): Settings {
     runs: envInt('BENCH_RUNS', 3),
     scrapeMs: envInt('BENCH_SCRAPE_MS', 500),
     cpuProfDir: prof === undefined || prof === '' ? null : path.resolve(prof),
+    heapSnapshotDir: process.env.BENCH_HEAP_SNAPSHOT ? path.resolve(process.env.BENCH_HEAP_SNAPSHOT) : null,
     keep: process.env.BENCH_KEEP === '1',
   };
 }
@@ -438,10 +441,15 @@ interface ServiceRun {
 function startService(project: Project, port: number, s: Settings): ChildProcess {
   const log = openSync(path.join(project.dir, 'service.jsonl'), 'a');
   const prof = s.cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', s.cpuProfDir];
+  const heap =
+    s.heapSnapshotDir === null
+      ? []
+      : ['--heapsnapshot-signal=SIGUSR2', '--diagnostic-dir', s.heapSnapshotDir];
   const child = spawn(
     process.execPath,
     [
       ...prof,
+      ...heap,
       path.join(s.dist, 'cli', 'main.js'),
       'run',
       'WORKFLOW.md',
@@ -505,9 +513,15 @@ async function serviceRun(project: Project, s: Settings): Promise<ServiceRun> {
   let memory: ReturnType<typeof readMemory> = null;
   let scrapes: Scrape[] = [];
   let cpuPerScrapeMs = Number.NaN;
+  let snapshotTaken = false;
   try {
     while (handedOff.size < s.issues) {
       if (exited !== null) throw failed('the service exited before every handoff');
+      // Midway, with every slot busy: the snapshot is written by the service, blocking it meanwhile.
+      if (s.heapSnapshotDir !== null && !snapshotTaken && handedOff.size >= s.issues / 2) {
+        snapshotTaken = true;
+        child.kill('SIGUSR2');
+      }
       if (Date.now() > deadline)
         throw failed(`${handedOff.size}/${s.issues} handed off after ${timeoutMs} ms`);
       for (const line of tail.next()) {
