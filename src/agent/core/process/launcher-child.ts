@@ -15,6 +15,9 @@
  * - The niceness is set right after the spawn, before the agent can start anything.
  * - When the service goes away the launcher ends; the agents are left to the service's next
  *   start, which finds them by their owner tag.
+ * - It shares the service's process group, so a Ctrl-C at a terminal, or a supervisor's SIGTERM
+ *   to the group, reaches it too: it ignores them and ends with the service, after the service's
+ *   graceful shutdown has seen its agents' exits.
  */
 export const LAUNCHER_SCRIPT = `
 'use strict';
@@ -52,5 +55,6 @@ process.on('message', (m) => {
   child.on('exit', (exitCode, signal) => send({ type: 'exit', id: m.id, exitCode, signal }));
 });
 process.on('disconnect', () => process.exit(0));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => {});
 send({ type: 'ready' });
 `;

@@ -131,6 +131,22 @@ describe('the launcher process', () => {
     expect(await second.process.exited).toEqual({ exitCode: 0, signal: null });
   });
 
+  it("a Ctrl-C or SIGTERM to the service's process group does not end the launcher: it ends with the service", async () => {
+    const first = await spawnAgentProcess({ ...nodeParams(echo, scratch.dir), stdin: 'pipe' });
+    if (!first.ok || !first.process.input) throw new Error('no start');
+    const launcher = launcherOf(first.process.pid);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(launcher, signal);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    first.process.input.end();
+    // Its exit status still arrives through the same launcher.
+    expect(await first.process.exited).toEqual({ exitCode: 0, signal: null });
+    const second = await spawnAgentProcess({ ...nodeParams(echo, scratch.dir), stdin: 'pipe' });
+    if (!second.ok || !second.process.input) throw new Error('no start');
+    expect(launcherOf(second.process.pid)).toBe(launcher);
+    second.process.input.end();
+    await second.process.exited;
+  });
+
   it('a program whose agents have ended exits by itself: the idle launcher holds nothing open', () => {
     const program = `
       const { spawnAgentProcess } = await import(${JSON.stringify(path.join(REPO, 'src/agent/core/process/spawn.ts'))});
