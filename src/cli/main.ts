@@ -7,10 +7,13 @@
  * otherwise (running from source, or a build without the bundle) it imports the
  * program normally. Both paths run the same `main` of program.ts.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import vm from 'node:vm';
+
+// Built-ins are taken with getBuiltinModule, not imported: an ESM import of node:fs builds its
+// module facade, which reads every export, and its stream getters load Node's stream modules.
+const { existsSync, readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { createRequire } = process.getBuiltinModule('node:module');
+const path = process.getBuiltinModule('node:path');
+const vm = process.getBuiltinModule('node:vm');
 
 type Main = (argv: readonly string[]) => Promise<number>;
 

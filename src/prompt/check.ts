@@ -9,7 +9,7 @@ import { dedupeDiagnostics, type PromptOrigin, RENDER_LIMIT_CODE } from './diagn
 import { type RenderLimits, STRICT_CONDITION_ENGINE } from './engine.js';
 import { SAMPLE_REACTION_VARIABLES } from './reaction-variables.js';
 import { PATIENT_RENDER_LIMITS, renderPatiently } from './render.js';
-import { compilePrompt, compileWith } from './template.js';
+import { compilePrompt, compileWith, type PromptTemplate } from './template.js';
 import { type PromptVariables, promptVariables, SAMPLE_ISSUE } from './variables.js';
 
 /** Workspace path shown to the template during validation. */
@@ -50,12 +50,20 @@ export function checkTemplate(
 ): Diagnostic[] {
   const compiled = compilePrompt(source, origin);
   if (!compiled.ok) return dedupeDiagnostics(compiled.diagnostics);
+  return checkCompiled(compiled.template, limits);
+}
 
+/** `checkTemplate` for a prompt already compiled with `compilePrompt`, so loading parses it once. */
+export function checkCompiled(
+  template: PromptTemplate,
+  limits: { first: RenderLimits; retry: RenderLimits } = PATIENT_RENDER_LIMITS,
+): Diagnostic[] {
+  const { source, origin } = template;
   const errors: Diagnostic[] = [];
   const strictFindings: Diagnostic[] = [];
   const strict = compileWith(STRICT_CONDITION_ENGINE, source, origin);
   for (const vars of sampleTurns()) {
-    const rendered = renderPatiently(compiled.template, vars, limits);
+    const rendered = renderPatiently(template, vars, limits);
     if (!rendered.ok) errors.push(...rendered.diagnostics);
     // This runs on the event loop (validate, every reload): a template that hit a limit once
     // is not rendered again, so a runaway one costs one limit, not four.

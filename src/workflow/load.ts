@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Document, LineCounter, parseDocument, type YAMLParseError, type YAMLWarning } from 'yaml';
 import type { ConfigIssue, Diagnostic, Severity } from '../domain/diagnostic.js';
-import { checkTemplate } from '../prompt/check.js';
+import { checkCompiled } from '../prompt/check.js';
 import { firstProblem, renderText } from '../prompt/issue-text.js';
 import { compilePrompt, type PromptTemplate } from '../prompt/template.js';
 import { promptVariables, SAMPLE_ISSUE } from '../prompt/variables.js';
@@ -253,8 +253,7 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
   }
   const compiled = compilePrompt(split.body, { file, ...split.bodyOrigin });
   if (!compiled.ok) diagnostics.push(...compiled.diagnostics);
-  else if (options.checkRender === true)
-    diagnostics.push(...checkTemplate(split.body, { file, ...split.bodyOrigin }));
+  else if (options.checkRender === true) diagnostics.push(...checkCompiled(compiled.template));
 
   if (diagnostics.some((d) => d.severity === 'error') || !compiled.ok) return fail();
   return {
@@ -270,6 +269,12 @@ export function loadWorkflow(workflowPath: string, options: LoadOptions): LoadRe
 }
 
 /**
+ * zod compiles a fast path (with `new Function`) for each object schema on its first parse; a
+ * workflow is parsed once per load, so compiling costs more than it saves.
+ */
+const ONE_SHOT = { jitless: true } as const;
+
+/**
  * Parses the front matter; a key that fails the schema is reported and then
  * dropped (its default applies) so the remaining checks still run and the
  * operator sees every problem in one pass.
@@ -280,7 +285,7 @@ function parseLeniently(raw: Record<string, unknown>): { data: FrontMatter | nul
   const reported = new Set<string>();
   let current: Record<string, unknown> = structuredClone(raw);
   for (let round = 0; round < 20; round++) {
-    const parsed = frontMatterSchema.safeParse(current);
+    const parsed = frontMatterSchema.safeParse(current, ONE_SHOT);
     if (parsed.success) return { data: parsed.data, issues };
     const failing: (readonly (string | number)[])[] = [];
     for (const issue of parsed.error.issues) {

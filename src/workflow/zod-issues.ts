@@ -13,7 +13,8 @@ export function parseBlock<T extends z.ZodType>(
   raw: unknown,
   prefix: readonly (string | number)[],
 ): { ok: true; value: z.output<T> } | { ok: false; issues: ConfigIssue[] } {
-  const result = schema.safeParse(raw);
+  // Blocks are parsed once per load or session: zod's compiled fast path would not pay off.
+  const result = schema.safeParse(raw, { jitless: true });
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, issues: result.error.issues.map((i) => schemaIssue(i, raw, prefix)) };
 }
