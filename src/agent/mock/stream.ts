@@ -26,25 +26,31 @@ const count = (v: unknown): number | null =>
 
 /** Decodes one stdout line; anything that is not a known line of the stream is a reason, never a throw. */
 export function decodeStreamLine(text: string): Decoded {
+  const line = decodeLine(text);
+  return typeof line === 'string' ? { ok: false, reason: line } : { ok: true, line };
+}
+
+/**
+ * `decodeStreamLine` without the result wrapper: the line, or the reason it is none. The
+ * session's per-line path reads this, so an accepted line costs no object beyond its own.
+ */
+export function decodeLine(text: string): StreamLine | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, reason: 'not JSON' };
+    return 'not JSON';
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return { ok: false, reason: 'not a JSON object' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
   const o = value as Record<string, unknown>;
   switch (o.type) {
     case 'start': {
       const sessionId = str(o.session_id);
-      return sessionId
-        ? { ok: true, line: { type: 'start', sessionId, model: str(o.model) } }
-        : { ok: false, reason: 'start without session_id' };
+      return sessionId ? { type: 'start', sessionId, model: str(o.model) } : 'start without session_id';
     }
     case 'message': {
       const id = str(o.id);
-      if (id === null) return { ok: false, reason: 'message without id' };
+      if (id === null) return 'message without id';
       const u = o.usage !== null && typeof o.usage === 'object' ? (o.usage as Record<string, unknown>) : null;
       const input = count(u?.input);
       const output = count(u?.output);
@@ -53,39 +59,30 @@ export function decodeStreamLine(text: string): Decoded {
           ? { input, output, cacheRead: count(u.cache_read) ?? 0 }
           : null;
       return {
-        ok: true,
-        line: {
-          type: 'message',
-          id,
-          model: str(o.model),
-          text: str(o.text) ?? '',
-          usage,
-          costUsd: count(o.cost_usd),
-        },
+        type: 'message',
+        id,
+        model: str(o.model),
+        text: str(o.text) ?? '',
+        usage,
+        costUsd: count(o.cost_usd),
       };
     }
     case 'tool_call': {
       const id = str(o.id);
       const name = str(o.name);
-      return id && name
-        ? { ok: true, line: { type: 'tool_call', id, name, input: o.input } }
-        : { ok: false, reason: 'tool_call without id or name' };
+      return id && name ? { type: 'tool_call', id, name, input: o.input } : 'tool_call without id or name';
     }
     case 'tool_result': {
       const id = str(o.id);
-      return id
-        ? { ok: true, line: { type: 'tool_result', id, ok: o.ok === true } }
-        : { ok: false, reason: 'tool_result without id' };
+      return id ? { type: 'tool_result', id, ok: o.ok === true } : 'tool_result without id';
     }
     case 'notice':
-      return { ok: true, line: { type: 'notice', text: str(o.text) ?? '' } };
+      return { type: 'notice', text: str(o.text) ?? '' };
     case 'result': {
       const status = o.status === 'success' || o.status === 'error' ? o.status : null;
-      return status
-        ? { ok: true, line: { type: 'result', status, text: str(o.text) ?? '' } }
-        : { ok: false, reason: 'result without a known status' };
+      return status ? { type: 'result', status, text: str(o.text) ?? '' } : 'result without a known status';
     }
     default:
-      return { ok: false, reason: `unknown line type ${JSON.stringify(o.type)}` };
+      return `unknown line type ${JSON.stringify(o.type)}`;
   }
 }

@@ -89,12 +89,15 @@ interface Raw {
   reasoning: number | null | undefined;
 }
 
-interface RequestEntry {
-  raw: Raw;
+/**
+ * One request of the run. Its counts (this turn's, merged in place) sit on the entry itself:
+ * one object per request id instead of two, which the run keeps for every id it sees.
+ */
+interface RequestEntry extends Raw {
   model: string | null;
   /** What an earlier turn already settled for this request id. */
   prior: Raw | null;
-  /** The turn (`#turnSeq`) whose figure `raw` belongs to. */
+  /** The turn (`#turnSeq`) whose figure the counts belong to. */
   turn: number;
 }
 
@@ -127,6 +130,17 @@ function mergeRaw(a: Raw, b: SpendCounts): Raw {
     reasoning: larger(a.reasoning, b.reasoning),
   };
 }
+
+/** `mergeRaw` into `into` itself, for an entry's own counts. */
+function mergeInto(into: Raw, b: SpendCounts): void {
+  into.input = larger(into.input, b.input) ?? null;
+  into.output = larger(into.output, b.output) ?? null;
+  into.cacheRead = larger(into.cacheRead, b.cacheRead) ?? null;
+  into.cacheWrite = larger(into.cacheWrite, b.cacheWrite) ?? null;
+  into.reasoning = larger(into.reasoning, b.reasoning);
+}
+
+const UNKNOWN: SpendCounts = { input: null, output: null, cacheRead: null, cacheWrite: null };
 
 function toVec(c: TokenCounts): Vec {
   return [c.inputTokens, c.outputTokens, c.cacheReadTokens, c.cacheWriteTokens];
@@ -269,13 +283,12 @@ export class UsageLedger {
     let current = entry;
     if (entry === undefined) {
       if (decl.shape !== undefined) {
-        current = this.#open(known, identity, rawOf(reading), reading.model, true);
+        current = this.#open(known, identity, reading, reading.model, true);
       } else {
-        const raw = rawOf({ input: null, output: null, cacheRead: null, cacheWrite: null });
-        current = this.#open(known, identity, raw, null, false);
+        current = this.#open(known, identity, UNKNOWN, null, false);
       }
     } else if (decl.shape !== undefined) {
-      entry.raw = mergeRaw(entry.raw, reading);
+      mergeInto(entry, reading);
       entry.model ??= reading.model;
     }
     if (reading.amounts !== undefined && reading.amounts.length > 0) {
@@ -307,19 +320,32 @@ export class UsageLedger {
   #open(
     known: RequestEntry | undefined,
     identity: string | null,
-    raw: Raw,
+    counts: SpendCounts,
     model: string | null,
     withPrior: boolean,
   ): RequestEntry {
     let entry: RequestEntry;
     if (known === undefined) {
-      entry = { raw, model, prior: null, turn: this.#turnSeq };
+      entry = {
+        input: counts.input,
+        output: counts.output,
+        cacheRead: counts.cacheRead,
+        cacheWrite: counts.cacheWrite,
+        reasoning: counts.reasoning,
+        model,
+        prior: null,
+        turn: this.#turnSeq,
+      };
       if (identity !== null) this.#known.set(identity, entry);
     } else {
-      const settled = known.prior === null ? known.raw : mergeRaw(known.prior, known.raw);
+      const settled = known.prior === null ? rawOf(known) : mergeRaw(known.prior, known);
       entry = known;
       entry.prior = withPrior ? settled : null;
-      entry.raw = raw;
+      entry.input = counts.input;
+      entry.output = counts.output;
+      entry.cacheRead = counts.cacheRead;
+      entry.cacheWrite = counts.cacheWrite;
+      entry.reasoning = counts.reasoning;
       entry.model = model;
       entry.turn = this.#turnSeq;
     }
@@ -330,7 +356,7 @@ export class UsageLedger {
   /** What one request adds to the turn, and the model it is credited to (null = none). */
   #contribution(entry: RequestEntry): { counts: TokenCounts; model: string | null } {
     if (this.#decl.shape === undefined) return { counts: ZERO, model: null };
-    const counts = normalise(entry.raw, this.#decl);
+    const counts = normalise(entry, this.#decl);
     const added = entry.prior === null ? counts : subtractCounts(counts, normalise(entry.prior, this.#decl));
     return { counts: added, model: this.#decl.servedModel ? entry.model : null };
   }
@@ -411,7 +437,7 @@ export class UsageLedger {
       if (this.#decl.shape !== 'per_request' || !this.#decl.duringTurn) return false;
       // Output was served but no request reported: the figure cannot cover the turn.
       if (end.modelReached && this.#turnEntries.length === 0) return false;
-      for (const entry of this.#turnEntries) if (!isComplete(entry.raw, this.#decl)) return false;
+      for (const entry of this.#turnEntries) if (!isComplete(entry, this.#decl)) return false;
       return true;
     }
     return this.#decl.shape === undefined || isComplete(result, this.#decl);
