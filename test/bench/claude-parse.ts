@@ -17,9 +17,8 @@ import path from 'node:path';
 import { claudeCodeBlock } from '../../src/agent/claude-code/config.js';
 import { decodeClaudeLine } from '../../src/agent/claude-code/parse.js';
 import { ClaudeCodeSession } from '../../src/agent/claude-code/session.js';
-import type { EventInput, TurnContext } from '../../src/agent/core/fork-per-turn.js';
-import { TurnSpend } from '../../src/agent/usage/index.js';
-import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
+import type { EventInput } from '../../src/agent/core/fork-per-turn.js';
+import { turnContext } from '../support/turn-context.js';
 import { median } from './stats.js';
 
 const TARGET_BYTES = 100_000_000;
@@ -109,14 +108,7 @@ function realParse(turns: readonly string[][]): { accepted: number; emitted: num
     emitted += 1;
   };
   turns.forEach((lines, i) => {
-    const ctx: TurnContext = {
-      turn: i + 1,
-      prompt: '',
-      issue: SAMPLE_ISSUE,
-      spend: new TurnSpend(),
-      emit,
-      pid: '',
-    };
+    const ctx = turnContext(emit, i + 1);
     hooks.beginTurn?.(ctx);
     for (const line of lines) if (hooks.parseLine(line, ctx).type === 'accepted') accepted += 1;
     hooks.settleUsage(ctx, { cancelled: false });

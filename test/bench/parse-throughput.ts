@@ -9,12 +9,11 @@
  * Target: (b) at least 0.7× the throughput of (a). MB here is 10^6 bytes of line
  * text (UTF-8, newlines excluded).
  */
-import type { EventInput, ForkPerTurnHooks, TurnContext } from '../../src/agent/core/fork-per-turn.js';
+import type { EventInput, ForkPerTurnHooks } from '../../src/agent/core/fork-per-turn.js';
 import { decodeStreamLine } from '../../src/agent/mock/stream.js';
 import { StreamSession } from '../../src/agent/mock/stream-session.js';
 import { MOCK_USAGE_SOURCES } from '../../src/agent/mock/usage.js';
-import { TurnSpend } from '../../src/agent/usage/index.js';
-import { SAMPLE_ISSUE } from '../../src/prompt/variables.js';
+import { turnContext } from '../support/turn-context.js';
 import { median } from './stats.js';
 
 const TARGET_BYTES = 50_000_000;
@@ -125,14 +124,7 @@ function realParse(turns: readonly string[][]): number {
     emitted += 1;
   };
   turns.forEach((lines, i) => {
-    const ctx: TurnContext = {
-      turn: i + 1,
-      prompt: '',
-      issue: SAMPLE_ISSUE,
-      spend: new TurnSpend(),
-      emit,
-      pid: '',
-    };
+    const ctx = turnContext(emit, i + 1);
     hooks.beginTurn?.(ctx);
     for (const line of lines) if (hooks.parseLine(line, ctx).type === 'accepted') accepted += 1;
     hooks.settleUsage(ctx, { cancelled: false });

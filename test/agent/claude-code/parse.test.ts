@@ -15,8 +15,7 @@ import {
 } from '../../../src/agent/claude-code/parse.js';
 import { ClaudeCodeSession } from '../../../src/agent/claude-code/session.js';
 import type { EventInput, TurnContext } from '../../../src/agent/core/fork-per-turn.js';
-import { TurnSpend } from '../../../src/agent/usage/index.js';
-import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+import { turnContext } from '../../support/turn-context.js';
 import { claudeLines } from './support.js';
 
 const NO_CONTEXT = { lastRetry: null, syntheticError: null, rejectedResetMs: null };
@@ -185,14 +184,7 @@ function driver() {
     },
     begin(): TurnContext {
       turn += 1;
-      ctx = {
-        turn,
-        prompt: '',
-        issue: SAMPLE_ISSUE,
-        spend: new TurnSpend(),
-        emit: (e) => events.push(e),
-        pid: '',
-      };
+      ctx = turnContext((e) => events.push(e), turn);
       hooks.beginTurn?.(ctx);
       return ctx;
     },

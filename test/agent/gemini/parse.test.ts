@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { EventInput, TurnContext } from '../../../src/agent/core/fork-per-turn.js';
+import type { EventInput } from '../../../src/agent/core/fork-per-turn.js';
 import { geminiBlock } from '../../../src/agent/gemini/config.js';
 import {
   decodeGeminiLine,
@@ -19,8 +19,7 @@ import {
 } from '../../../src/agent/gemini/parse.js';
 import { GeminiSession } from '../../../src/agent/gemini/session.js';
 import { statsReading, thoughtsOf } from '../../../src/agent/gemini/usage.js';
-import { TurnSpend } from '../../../src/agent/usage/index.js';
-import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+import { turnContext } from '../../support/turn-context.js';
 import { geminiLines } from './support.js';
 
 const result = (fields: Partial<ResultLine> = {}): ResultLine => ({
@@ -202,14 +201,7 @@ describe('the session hooks', () => {
     });
     const hooks = session.hooks();
     const events: EventInput[] = [];
-    const ctx: TurnContext = {
-      turn: 1,
-      prompt: '',
-      issue: SAMPLE_ISSUE,
-      spend: new TurnSpend(),
-      emit: (e) => events.push(e),
-      pid: '',
-    };
+    const ctx = turnContext((e) => events.push(e));
     hooks.beginTurn?.(ctx);
     return { session, hooks, events, ctx };
   }

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { EventInput, TurnContext } from '../../../src/agent/core/fork-per-turn.js';
+import type { EventInput } from '../../../src/agent/core/fork-per-turn.js';
 import { decodeLine, decodeStreamLine } from '../../../src/agent/mock/stream.js';
 import { StreamSession } from '../../../src/agent/mock/stream-session.js';
 import { MOCK_USAGE_SOURCES } from '../../../src/agent/mock/usage.js';
-import { TurnSpend } from '../../../src/agent/usage/index.js';
-import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+import { turnContext } from '../../support/turn-context.js';
 
 const LINES = [
   '{"type":"start","session_id":"s-1","model":"m"}',
@@ -39,14 +38,7 @@ describe('the built-in stream decoder', () => {
     const stream = new StreamSession(MOCK_USAGE_SOURCES, 'mock-test');
     const hooks = stream.hooks({ buildArgs: () => [] });
     const events: EventInput[] = [];
-    const ctx: TurnContext = {
-      turn: 1,
-      prompt: '',
-      issue: SAMPLE_ISSUE,
-      spend: new TurnSpend(),
-      emit: (event) => events.push(event),
-      pid: '',
-    };
+    const ctx = turnContext((event) => events.push(event));
     hooks.beginTurn?.(ctx);
     const verdicts = LINES.map((line) => hooks.parseLine(line, ctx));
     hooks.settleUsage(ctx, { cancelled: false });

@@ -10,9 +10,8 @@ import type { EventInput, ForkPerTurnHooks, TurnContext } from '../../../src/age
 import { decodeStreamLine } from '../../../src/agent/mock/stream.js';
 import { StreamSession } from '../../../src/agent/mock/stream-session.js';
 import { MOCK_USAGE_SOURCES } from '../../../src/agent/mock/usage.js';
-import { TurnSpend } from '../../../src/agent/usage/index.js';
 import type { TokenCounts } from '../../../src/domain/agent.js';
-import { SAMPLE_ISSUE } from '../../../src/prompt/variables.js';
+import { turnContext } from '../../support/turn-context.js';
 
 const KNOWN_TYPES = ['start', 'message', 'tool_call', 'tool_result', 'notice', 'result'] as const;
 const COUNT_FIELDS = [
@@ -36,14 +35,7 @@ function driver() {
     events,
     beginTurn(): TurnContext {
       turn += 1;
-      ctx = {
-        turn,
-        prompt: '',
-        issue: SAMPLE_ISSUE,
-        spend: new TurnSpend(),
-        emit: (event) => events.push(event),
-        pid: '',
-      };
+      ctx = turnContext((event) => events.push(event), turn);
       hooks.beginTurn?.(ctx);
       return ctx;
     },
