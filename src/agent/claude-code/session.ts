@@ -8,7 +8,12 @@
  */
 
 import type { RateLimitWindow, TokenCounts } from '../../domain/agent.js';
-import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
+import {
+  ACCEPTED_LINE,
+  type ForkPerTurnHooks,
+  type LineVerdict,
+  type TurnContext,
+} from '../core/fork-per-turn.js';
 import type { CommandLineTools } from '../core/tool-config.js';
 import {
   mapToolCall,
@@ -61,9 +66,6 @@ function toolCall(name: string, input: unknown): ToolCall {
 }
 
 const WORK_SIGNALS = { assistantOutput: true, toolCalls: true } as const;
-
-/** The verdict of most lines, shared: the skeleton only reads it, and this runs for every line. */
-const ACCEPTED: LineVerdict = Object.freeze({ type: 'accepted' });
 
 export interface SessionStart {
   config: ClaudeCodeConfig;
@@ -197,7 +199,7 @@ export class ClaudeCodeSession {
           this.announced = true;
           ctx.emit({ type: 'session_started', sessionId: line.sessionId });
         }
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'api_retry': {
         this.lastRetry = line.retry;
         const r = line.retry;
@@ -209,7 +211,7 @@ export class ClaudeCodeSession {
           type: 'notification',
           message: `API request failed (${what || 'no status'}); retry ${r.attempt ?? '?'} of ${r.maxRetries ?? '?'}${delay}`,
         });
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       }
       case 'task':
         ctx.spend.markModelReached();
@@ -217,20 +219,20 @@ export class ClaudeCodeSession {
         if (line.subtype === 'task_started' && line.description !== '') {
           ctx.emit({ type: 'notification', message: `sub-agent started: ${line.description}` });
         }
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'thinking':
         ctx.spend.markModelReached();
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'assistant':
         this.assistant(line, ctx);
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'user':
         for (const result of line.toolResults) {
           const ended = this.tools.end(result.toolUseId);
           if (ended === undefined) continue;
           ctx.emit(toolResultEvent(ended, result.isError));
         }
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'rate_limit':
         if (line.status === 'rejected') this.rejectedResetMs = line.resetsAtMs;
         this.reportLimits(line, ctx);
@@ -241,7 +243,7 @@ export class ClaudeCodeSession {
             line.resetsAtMs === null ? '' : `, resets ${new Date(line.resetsAtMs).toISOString()}`;
           ctx.emit({ type: 'notification', message: `${window} window ${line.status}${used}${resets}` });
         }
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'result':
         // With one process per turn its last result covers the whole process.
         this.result = line;
@@ -249,7 +251,7 @@ export class ClaudeCodeSession {
         return { type: 'accepted', terminal: line };
       case 'system':
       case 'ignored':
-        return ACCEPTED;
+        return ACCEPTED_LINE;
     }
   }
 

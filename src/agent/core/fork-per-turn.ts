@@ -64,6 +64,9 @@ export type LineVerdict =
   /** The stream is not this turn's (a foreign session id…): end the turn with this kind. */
   | { type: 'end'; kind: AgentErrorKind; message: string };
 
+/** The verdict of most lines, shared: the skeleton only reads it, and adapters return it for every line. */
+export const ACCEPTED_LINE: LineVerdict = Object.freeze({ type: 'accepted' });
+
 /** What `onFinalize` receives about a process that ended on its own. */
 export interface FinalizeInput {
   /** The last `terminal` a line reported, undefined when none. */

@@ -5,12 +5,18 @@
  * left to the shared disposition rule: this file only reports evidence.
  */
 import type { TokenCounts } from '../../domain/agent.js';
-import type { ForkPerTurnHooks, LineVerdict, TurnContext } from '../core/fork-per-turn.js';
+import {
+  ACCEPTED_LINE,
+  type ForkPerTurnHooks,
+  type LineVerdict,
+  type TurnContext,
+} from '../core/fork-per-turn.js';
 import { mapToolCall, type ToolMapping, ToolTracker, toolResultEvent } from '../core/tools.js';
 import { WorkObserver } from '../core/work-observer.js';
 import {
   RunUsage,
   settleTurn,
+  spendReading,
   UNIT_USD,
   UsageLedger,
   type UsageSources,
@@ -27,9 +33,6 @@ const TOOLS: Readonly<Record<string, ToolMapping>> = {
 };
 
 type ResultLine = Extract<StreamLine, { type: 'result' }>;
-
-/** The verdict of every accepted non-terminal line: one shared, frozen object, not one per line. */
-const ACCEPTED: LineVerdict = Object.freeze({ type: 'accepted' });
 
 /** Per-session state of a stream runtime; the ledger and run usage live across turns. */
 export class StreamSession {
@@ -101,22 +104,22 @@ export class StreamSession {
           this.announced = true;
           ctx.emit({ type: 'session_started', sessionId: line.sessionId });
         }
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'message': {
         ctx.spend.markModelReached();
         this.work.observeAssistantOutput();
         if (line.usage !== null) {
-          // A literal, not spendReading({...}): this runs for every usage line. No cost, no amounts.
-          const observed = this.ledger.observeRequest({
-            input: line.usage.input,
-            output: line.usage.output,
-            cacheRead: line.usage.cacheRead,
-            cacheWrite: 0,
-            model: line.model,
-            identity: line.id,
-            amounts:
-              line.costUsd === null ? undefined : [{ unit: UNIT_USD, micros: usdToMicros(line.costUsd) }],
-          });
+          const observed = this.ledger.observeRequest(
+            spendReading({
+              input: line.usage.input,
+              output: line.usage.output,
+              cacheRead: line.usage.cacheRead,
+              cacheWrite: 0,
+              model: line.model,
+              identity: line.id,
+              amounts: line.costUsd === null ? [] : [{ unit: UNIT_USD, micros: usdToMicros(line.costUsd) }],
+            }),
+          );
           const snapshot: TokenCounts = this.run.setTurnProvisional(observed.turn, observed.byModel);
           if (observed.isNew) {
             ctx.emit({
@@ -128,23 +131,23 @@ export class StreamSession {
           }
         }
         if (line.text !== '') ctx.emit({ type: 'notification', message: line.text });
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       }
       case 'tool_call':
         ctx.spend.markModelReached();
         this.work.observeToolCall();
         this.tools.begin(line.id, mapToolCall(TOOLS, line.name, line.input));
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'tool_result': {
         const ended = this.tools.end(line.id);
         if (ended !== undefined) {
           ctx.emit(toolResultEvent(ended, !line.ok));
         }
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       }
       case 'notice':
         ctx.emit({ type: 'notification', message: line.text });
-        return ACCEPTED;
+        return ACCEPTED_LINE;
       case 'result':
         this.result = line;
         return { type: 'accepted', terminal: line };

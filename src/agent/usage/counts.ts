@@ -96,19 +96,6 @@ export function subtractCounts(a: TokenCounts, b: TokenCounts): TokenCounts {
   );
 }
 
-/**
- * `maxCounts(a, addCounts(b, c))` in one step: the per-reading run snapshot (the figure so far
- * never lowered by a provisional turn) without an intermediate object.
- */
-export function maxOfSum(a: TokenCounts, b: TokenCounts, c: TokenCounts): TokenCounts {
-  return tokenCounts(
-    Math.max(clean(a.inputTokens), clean(clean(b.inputTokens) + clean(c.inputTokens))),
-    Math.max(clean(a.outputTokens), clean(clean(b.outputTokens) + clean(c.outputTokens))),
-    Math.max(clean(a.cacheReadTokens), clean(clean(b.cacheReadTokens) + clean(c.cacheReadTokens))),
-    Math.max(clean(a.cacheWriteTokens), clean(clean(b.cacheWriteTokens) + clean(c.cacheWriteTokens))),
-  );
-}
-
 /** Class-by-class maximum. */
 export function maxCounts(a: TokenCounts, b: TokenCounts): TokenCounts {
   return tokenCounts(

@@ -122,13 +122,9 @@ function rawOf(c: SpendCounts): Raw {
 
 /** Field by field, the larger known count; unknown only when neither knows it. */
 function mergeRaw(a: Raw, b: SpendCounts): Raw {
-  return {
-    input: larger(a.input, b.input) ?? null,
-    output: larger(a.output, b.output) ?? null,
-    cacheRead: larger(a.cacheRead, b.cacheRead) ?? null,
-    cacheWrite: larger(a.cacheWrite, b.cacheWrite) ?? null,
-    reasoning: larger(a.reasoning, b.reasoning),
-  };
+  const merged = rawOf(a);
+  mergeInto(merged, b);
+  return merged;
 }
 
 /** `mergeRaw` into `into` itself, for an entry's own counts. */
@@ -341,11 +337,7 @@ export class UsageLedger {
       const settled = known.prior === null ? rawOf(known) : mergeRaw(known.prior, known);
       entry = known;
       entry.prior = withPrior ? settled : null;
-      entry.input = counts.input;
-      entry.output = counts.output;
-      entry.cacheRead = counts.cacheRead;
-      entry.cacheWrite = counts.cacheWrite;
-      entry.reasoning = counts.reasoning;
+      Object.assign(entry, rawOf(counts));
       entry.model = model;
       entry.turn = this.#turnSeq;
     }

@@ -5,7 +5,7 @@
  * every run that takes more than one turn. The snapshot it hands out never decreases.
  */
 import type { TokenCounts } from '../../domain/agent.js';
-import { addCounts, type CountsByModel, cloneByModel, maxCounts, maxOfSum, ZERO } from './counts.js';
+import { addCounts, type CountsByModel, cloneByModel, maxCounts, ZERO } from './counts.js';
 import type { Settlement } from './ledger.js';
 
 /**
@@ -39,7 +39,7 @@ export class RunUsage {
    * observation returned them) and returns the run snapshot to emit.
    */
   setTurnProvisional(turn: TokenCounts, byModel: Record<string, TokenCounts> = {}): TokenCounts {
-    this.#snapshot = maxOfSum(this.#snapshot, this.#settled, turn);
+    this.#snapshot = maxCounts(this.#snapshot, addCounts(this.#settled, turn));
     this.#byModel = Object.freeze(withTurn(this.#settledByModel, byModel));
     this.#measured = true;
     return this.#snapshot;

@@ -279,6 +279,7 @@ function lowerPriority(pid: number | undefined, niceness: number): void {
   }
 }
 
-function errorMessage(error: unknown): string {
+/** An error's message, or the thrown value as text. */
+export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

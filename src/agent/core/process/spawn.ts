@@ -11,7 +11,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { ProcessExit } from './exit.js';
-import { type LaunchedProcess, type LaunchFailure, launchProcess } from './launcher.js';
+import { errorMessage, type LaunchedProcess, type LaunchFailure, launchProcess } from './launcher.js';
 import { DEFAULT_MAX_LINE_BYTES, type LineResult, splitLines } from './lines.js';
 import { HAS_PROC_TABLE, listLiveProcesses, sendSignal, signalExists } from './proc-table.js';
 import { trackLocalLeftovers } from './reap.js';
@@ -238,8 +238,4 @@ async function classifySpawnError(
     default:
       return { ok: false, code: 'spawn_failed', message };
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
