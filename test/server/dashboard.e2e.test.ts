@@ -98,7 +98,8 @@ describe.skipIf(skip !== null)('dashboard against the running service', () => {
     // Parked outside the active states until the page watches, so a slow browser start misses nothing.
     const project = createProject({
       issues: issues.map((i) => ({ ...i, state: 'Backlog' })),
-      config: { mock: { line_delay_ms: LINE_DELAY_MS } },
+      // E-3 waits 8 s in the retry queue, longer than a screenshot takes on a loaded machine.
+      config: { mock: { line_delay_ms: LINE_DELAY_MS }, agent: { max_retry_backoff_ms: 8_000 } },
     });
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;

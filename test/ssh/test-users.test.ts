@@ -70,6 +70,16 @@ describe('test users are removed after the tests', () => {
     expect(names()).toEqual([]);
   });
 
+  it("a sweep given a run's suffix leaves another run's stale user alone", () => {
+    const mine = ensureTestUser(`${PREFIX}mine-ta`);
+    const theirs = ensureTestUser(`${PREFIX}theirs-tb`);
+    claim(mine.name, deadPid());
+    claim(theirs.name, deadPid());
+    expect(removeStaleTestUsers(PREFIX, '-ta')).toEqual([mine.name]);
+    expect(names()).toEqual([theirs.name]);
+    expect(removeStaleTestUsers(PREFIX)).toEqual([theirs.name]);
+  });
+
   it('a test user outside the orchssh prefix is refused, so no sweep could miss it', () => {
     expect(() => ensureTestUser('someone-else')).toThrow(/must start with orchssh/);
     expect(() => removeStaleTestUsers('root')).toThrow(/must start with orchssh/);

@@ -106,11 +106,16 @@ export const TEST_USER_PREFIX = 'orchssh';
  * runs of the same file never share, and remove under each other, one account.
  */
 export function testUserName(base: string): string {
+  const tag = testRunTag();
+  return tag === '' ? base : `${base}-${tag}`;
+}
+
+/** This run's ORCHESTRATOR_TEST_USER_TAG, checked; '' when the run carries none. */
+export function testRunTag(): string {
   const tag = process.env.ORCHESTRATOR_TEST_USER_TAG ?? '';
-  if (tag === '') return base;
-  if (!/^[a-z0-9]{1,6}$/.test(tag))
+  if (tag !== '' && !/^[a-z0-9]{1,6}$/.test(tag))
     throw new Error(`ORCHESTRATOR_TEST_USER_TAG must be 1-6 of a-z0-9, not ${tag}`);
-  return `${base}-${tag}`;
+  return tag;
 }
 /** The comment-field mark of a test user: this text, then the pid of the process that claimed it. */
 const CLAIM_MARK = 'orchestrator test user pid ';
@@ -154,13 +159,15 @@ export function releaseTestUser(name: string): boolean {
 }
 
 /**
- * Removes every test user (name starting with `prefix`) whose claiming process is gone, or that
- * carries no claim and runs nothing: what a crashed or killed test run left. Returns their names.
+ * Removes every test user (name starting with `prefix`, and ending with `suffix` when given)
+ * whose claiming process is gone, or that carries no claim and runs nothing: what a crashed or
+ * killed test run left. Returns their names.
  */
-export function removeStaleTestUsers(prefix: string = TEST_USER_PREFIX): string[] {
+export function removeStaleTestUsers(prefix: string = TEST_USER_PREFIX, suffix = ''): string[] {
   if (!prefix.startsWith(TEST_USER_PREFIX)) throw new Error(`the prefix must start with ${TEST_USER_PREFIX}`);
   const removed: string[] = [];
   for (const { name } of testUsers(prefix)) {
+    if (!name.endsWith(suffix)) continue;
     const owner = claimOf(name);
     if (owner === undefined) continue;
     const stale = owner === null ? remoteProcesses(name).length === 0 : !isAlive(owner);

@@ -91,7 +91,11 @@ async function watched(
   return { dir, file, watcher, changes, errors, watchErrors, loads: () => loads };
 }
 
-/** Saves like vim or VS Code: write a sibling temp file, then rename it over the target. */
+/**
+ * Saves like vim or VS Code: write a sibling temp file, then rename it over the target.
+ * Tests not about in-place writes save this way: an in-place write truncates first, and on a
+ * loaded machine the debounce can fire between the truncation and the write.
+ */
 async function atomicSave(file: string, text: string): Promise<void> {
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   await writeFile(tmp, text);
@@ -137,7 +141,7 @@ describe('watchWorkflow', () => {
 
   it('a YAML syntax error keeps the last good config and points at the offending line', async () => {
     const h = await watched();
-    await writeFile(h.file, workflowText('[oops'));
+    await atomicSave(h.file, workflowText('[oops'));
     await waitFor('the syntax error reported', () => h.errors.length === 1);
     expect(maxTurns(h)).toBe(3);
     expect(h.errors[0]).toContainEqual(
@@ -157,9 +161,9 @@ describe('watchWorkflow', () => {
 
   it('fixing a broken save back to the last good content is still announced, so the error is seen cleared', async () => {
     const h = await watched();
-    await writeFile(h.file, workflowText(-4));
+    await atomicSave(h.file, workflowText(-4));
     await waitFor('the broken save reported', () => h.watcher.lastError() !== null);
-    await writeFile(h.file, workflowText(3));
+    await atomicSave(h.file, workflowText(3));
     await waitFor('the recovery announced', () => h.changes.length === 1);
     expect(h.watcher.lastError()).toBeNull();
     expect(maxTurns(h)).toBe(3);
@@ -175,11 +179,11 @@ describe('watchWorkflow', () => {
 
   it('several writes inside the debounce window cause one reload, of the last write', async () => {
     const h = await watched({ debounceMs: 200 });
-    for (const turns of [4, 5, 6, 7, 8]) await writeFile(h.file, workflowText(turns));
+    for (const turns of [4, 5, 6, 7, 8]) await atomicSave(h.file, workflowText(turns));
     await waitFor('the burst promoted', () => maxTurns(h) === 8);
     // A distinct later save marks the end of the burst without a fixed sleep: once it
     // is in, any straggling reload of the burst would already have been counted.
-    await writeFile(h.file, workflowText(12));
+    await atomicSave(h.file, workflowText(12));
     await waitFor('the marker save promoted', () => maxTurns(h) === 12);
     expect(h.changes.map((w) => w.config.agent.maxTurns)).toEqual([8, 12]);
     expect(h.loads()).toBe(2);
@@ -189,7 +193,7 @@ describe('watchWorkflow', () => {
     const h = await watched();
     const first = h.watcher.reload();
     expect(first.ok).toBe(true);
-    await writeFile(h.file, workflowText(3));
+    await atomicSave(h.file, workflowText(3));
     const loadsBefore = h.loads();
     const again = h.watcher.reload();
     expect(again).toBe(first);
@@ -199,7 +203,7 @@ describe('watchWorkflow', () => {
 
   it('a save that changes only a comment loads but announces nothing', async () => {
     const h = await watched();
-    await writeFile(h.file, workflowText('3 # tuned by hand'));
+    await atomicSave(h.file, workflowText('3 # tuned by hand'));
     const loadsBefore = h.loads();
     const result = h.watcher.reload();
     expect(result.ok).toBe(true);
@@ -209,23 +213,23 @@ describe('watchWorkflow', () => {
 
   it('reload() picks up a save at once, without waiting for a file event, and the event does not repeat it', async () => {
     const h = await watched();
-    await writeFile(h.file, workflowText(6));
+    await atomicSave(h.file, workflowText(6));
     const result = h.watcher.reload();
     expect(result.ok && result.workflow.config.agent.maxTurns).toBe(6);
     expect(maxTurns(h)).toBe(6);
-    await writeFile(h.file, workflowText(11));
+    await atomicSave(h.file, workflowText(11));
     await waitFor('the next save promoted', () => maxTurns(h) === 11);
     expect(h.changes.map((w) => w.config.agent.maxTurns)).toEqual([6, 11]);
   });
 
   it('repeated reloads of the same broken file report it once, not on every tick', async () => {
     const h = await watched();
-    await writeFile(h.file, workflowText(-4));
+    await atomicSave(h.file, workflowText(-4));
     const first = h.watcher.reload();
     const second = h.watcher.reload();
     expect(first.ok).toBe(false);
     expect(second).toBe(first);
-    await writeFile(h.file, workflowText(13));
+    await atomicSave(h.file, workflowText(13));
     await waitFor('the fix promoted', () => maxTurns(h) === 13);
     expect(h.errors).toHaveLength(1);
   });
@@ -236,7 +240,7 @@ describe('watchWorkflow', () => {
         throw new Error('consumer bug');
       },
     });
-    await writeFile(h.file, workflowText(5));
+    await atomicSave(h.file, workflowText(5));
     await waitFor('the thrown error reported', () => h.watchErrors.length === 1);
     expect(maxTurns(h)).toBe(5);
     expect(String(h.watchErrors[0])).toContain('consumer bug');
@@ -256,7 +260,7 @@ describe('watchWorkflow', () => {
     await witness.ready;
     await atomicSave(h.file, workflowText(5));
     await waitFor('the witness saw the save', () => witness.current().config.agent.maxTurns === 5);
-    await writeFile(h.file, workflowText(6));
+    await atomicSave(h.file, workflowText(6));
     await waitFor('the witness saw a second save', () => witness.current().config.agent.maxTurns === 6);
     expect(h.loads()).toBe(0);
     expect(h.changes).toEqual([]);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { OWNER_ENV } from '../../src/domain/owner.js';
 import type { HooksConfig } from '../../src/workflow/config.js';
-import type { HookResult } from '../../src/workspace/hooks.js';
+import { HOOK_PIPE_DRAIN_MS, type HookResult } from '../../src/workspace/hooks.js';
 import { WorkspaceManager } from '../../src/workspace/manager.js';
 import {
   baseEnvWithSecrets,
@@ -323,7 +323,8 @@ describe('creating and reusing', () => {
     const pid = await readPid(pidFile);
     leftovers.push(pid);
     expect(prepared).toMatchObject({ ok: false, error: { kind: 'hook_timeout', hook: 'before_run' } });
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Not the 300 s sleep, and not an abandoned pipe either (that would add the drain bound).
+    expect(Date.now() - started).toBeLessThan(300 + HOOK_PIPE_DRAIN_MS);
     await vi.waitFor(() => expect(isAlive(pid)).toBe(false), { timeout: 2_000, interval: 20 });
   });
 

@@ -114,6 +114,7 @@ function start(
     env?: Record<string, string>;
     stallTimeoutMs?: number;
     readTimeoutMs?: number;
+    stopGraceMs?: number;
     fallback?: PersistentFallback;
   } = {},
 ): Started {
@@ -194,7 +195,7 @@ function start(
       },
       env: { PATH: process.env.PATH ?? '', ...options.env },
       sources: SOURCES,
-      stopGraceMs: 500,
+      stopGraceMs: options.stopGraceMs ?? 500,
       stdoutGraceMs: 200,
       ...(options.fallback === undefined ? {} : { fallback: options.fallback }),
     },
@@ -206,6 +207,7 @@ async function turn(
   s: Started,
   steps: Step[],
   signal: AbortSignal = new AbortController().signal,
+  onEvent: (e: AgentEvent) => void = () => {},
 ): Promise<{ outcome: TurnOutcome; events: AgentEvent[]; pid: string }> {
   const events: AgentEvent[] = [];
   let pid = '';
@@ -215,6 +217,7 @@ async function turn(
     onEvent: (e) => {
       events.push(e);
       if (e.agentPid !== '') pid = e.agentPid;
+      onEvent(e);
     },
     signal,
   });
@@ -261,13 +264,14 @@ describe('persistent session', () => {
   });
 
   it('cancels by asking the runtime to stop; the process survives for the next turn', async () => {
-    const s = start();
+    // A runtime slowed by a loaded machine still gets to answer the stop.
+    const s = start({ stopGraceMs: 5_000 });
     try {
       const controller = new AbortController();
-      const running = turn(s, [output('working'), { hang: true }], controller.signal);
-      await waitFor(() => s.log().some((m) => m.method === 'run'));
-      await new Promise((r) => setTimeout(r, 100));
-      controller.abort();
+      // Aborted once the turn is under way (its output was seen), so there is a turn to stop.
+      const running = turn(s, [output('working'), { hang: true }], controller.signal, (e) => {
+        if (e.type === 'notification') controller.abort();
+      });
       const first = await running;
       expect(kinds(first.outcome)).toBe('turn_cancelled/turn_cancelled');
       expect(s.log().some((m) => m.method === 'stop')).toBe(true);

@@ -268,8 +268,9 @@ describe('large issues files', () => {
       const elapsedMs = performance.now() - startedMs;
       expect(parsed.issues).toHaveLength(5_000);
       expect(parsed.lines).toEqual(openingLines(text.replaceAll('\r\n', '\n'), indent));
-      // Counting newlines from the top for every issue took over 5 s here; one pass takes tens of ms.
-      expect(elapsedMs).toBeLessThan(1_500);
+      // Counting newlines from the top for every issue took over 5 s here; one pass takes tens of ms
+      // (the bound leaves room for a first, unoptimised run on a loaded machine).
+      expect(elapsedMs).toBeLessThan(4_000);
     }
   });
 

@@ -121,12 +121,13 @@ describe('the registered linear kind', () => {
     expect(fake.requests.at(-1)?.key).toBe('none');
     await fake.close();
     const started = Date.now();
-    expect(await kind?.reach?.(settings({ endpoint }), 1_000)).toEqual({
+    expect(await kind?.reach?.(settings({ endpoint }), 10_000)).toEqual({
       ok: false,
       address: endpoint,
       reason: 'connection refused',
     });
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Far short of the probe's own limit: refused, not timed out.
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 

@@ -90,7 +90,16 @@ describe('workspace git', () => {
     git('commit', '--quiet', '-m', 'work');
     expect(await ws.commitsBeyond('main')).toEqual({ ok: true, value: 1 });
 
-    const { result, leaks, scans } = await watchForToken(() => ws.push('origin', 'agent/E-1', TOKEN));
+    // A private temp folder: other suites on the machine push at the same time, each with a helper folder of its own.
+    const privateTmp = mkdtempSync(path.join(tmpdir(), 'git-test-tmp-'));
+    const outerTmp = process.env.TMPDIR;
+    process.env.TMPDIR = privateTmp;
+    const { result, leaks, scans } = await watchForToken(() => ws.push('origin', 'agent/E-1', TOKEN)).finally(
+      () => {
+        if (outerTmp === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = outerTmp;
+      },
+    );
     expect(result, result.ok ? '' : result.message).toMatchObject({ ok: true });
     expect(bareRef('refs/heads/agent/E-1')).toBe(git('rev-parse', 'HEAD'));
     // The server saw the credentials, and only after it asked for them.
@@ -100,7 +109,8 @@ describe('workspace git', () => {
     expect(readFileSync(path.join(workspace, '.git', 'config'), 'utf8')).not.toContain(TOKEN);
     expect(git('remote', 'get-url', 'origin')).toBe(server.url);
     // The helper's folder is gone.
-    expect(readdirSync(tmpdir()).filter((d) => d.startsWith('orchestrator-askpass-'))).toEqual([]);
+    expect(readdirSync(privateTmp)).toEqual([]);
+    rmSync(privateTmp, { recursive: true, force: true });
   });
 
   it('an existing branch is checked out as it is, its commits kept', async () => {
