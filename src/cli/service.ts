@@ -138,8 +138,12 @@ export async function runService(
     return 1;
   }
   const tag = ownerTag(config.dbPath);
-  const orphans = killOrphans(tag);
-  if (orphans.length > 0) log.warn({ pids: orphans }, 'killed processes left by an earlier orchestrator');
+  const orphans = await killOrphans(tag);
+  if (orphans.pids.length > 0)
+    log.warn({ pids: orphans.pids }, 'killed processes left by an earlier orchestrator');
+  if (orphans.survivors.length > 0) {
+    log.warn({ pids: orphans.survivors }, 'processes left by an earlier orchestrator are still exiting');
+  }
 
   const agentEnv = agentEnvironment(process.env, secrets, kind.runtime.credentialEnv, tag);
   // Before any issue is claimed: a sandbox that refuses every command would still "succeed".

@@ -7,7 +7,12 @@
  * hooks, after a restart.
  */
 import { createHash } from 'node:crypto';
-import { processesWithEnv, readProcStat, sendSignal } from '../agent/core/process/proc-table.js';
+import {
+  isProcessAlive,
+  processesWithEnv,
+  readProcStat,
+  sendSignal,
+} from '../agent/core/process/proc-table.js';
 import { OWNER_ENV } from '../domain/owner.js';
 
 export { OWNER_ENV };
@@ -17,13 +22,34 @@ export function ownerTag(dbPath: string): string {
   return createHash('sha256').update(dbPath).digest('hex').slice(0, 16);
 }
 
-/** SIGKILLs the process groups of processes tagged with `tag`; returns the pids found. */
-export function killOrphans(tag: string): number[] {
+/** How long a start waits for the orphans it killed to be gone before it carries on regardless. */
+export const ORPHAN_EXIT_WAIT_MS = 5_000;
+const ORPHAN_POLL_MS = 10;
+
+/** What the start-up reaper found and killed, and which of those were still alive when it stopped waiting. */
+export interface OrphanReport {
+  pids: number[];
+  survivors: number[];
+}
+
+/**
+ * SIGKILLs the process groups of processes tagged with `tag`, then waits up to `waitMs` until
+ * they are gone: a SIGKILLed process takes a moment to exit, and until it has, an old hook
+ * could still be writing in the workspace the new service is about to prepare.
+ */
+export async function killOrphans(tag: string, waitMs = ORPHAN_EXIT_WAIT_MS): Promise<OrphanReport> {
   const found = processesWithEnv(OWNER_ENV, tag);
   const ownGroup = readProcStat(process.pid)?.pgid ?? -1;
   for (const stat of found) {
     if (stat.pgid !== ownGroup) sendSignal(-stat.pgid, 'SIGKILL');
     sendSignal(stat.pid, 'SIGKILL');
   }
-  return found.map((s) => s.pid);
+  const pids = found.map((s) => s.pid);
+  const deadline = Date.now() + waitMs;
+  let survivors = pids.filter(isProcessAlive);
+  while (survivors.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, ORPHAN_POLL_MS));
+    survivors = survivors.filter(isProcessAlive);
+  }
+  return { pids, survivors };
 }

@@ -258,7 +258,7 @@ export async function startService(m: Modules, bench: BenchDir): Promise<Service
   const credentialValues = kind.runtime.credentialEnv.map((name) => process.env[name] ?? '');
   const store = m.persistence.openStore(config.dbPath);
   const tag = m.orphans.ownerTag(config.dbPath);
-  m.orphans.killOrphans(tag);
+  await m.orphans.killOrphans(tag);
   const tracker = await createTracker(config.tracker);
 
   let handedOff = 0;
